@@ -1,0 +1,126 @@
+"""Engines for a database URL, with SQLite tuned for one writer beside many readers, and the schema
+brought up to date on first use.
+
+The version check is one indexed SELECT and imports nothing heavy; Alembic is imported only when a
+migration has to run, under a lock (a file lock beside a SQLite file, an advisory lock on PostgreSQL)
+so two processes starting at once do not both migrate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, exc, text
+from sqlalchemy.engine import Engine, make_url
+
+from db.schema import HEAD_REVISION
+
+# SQLite has no DECIMAL type; Numeric(18, 6) round-trips through a float and is quantised back to six
+# places on the way out, which is exact for every price we store. Silence the dialect's reminder.
+warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
+
+MIGRATION_LOCK_KEY = 0x504C414E  # "PLAN": the PostgreSQL advisory-lock key for migrations
+
+
+class SchemaTooNew(Exception):
+    """The database was migrated by a newer planner than this one."""
+
+
+def make_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
+    """An engine for ``url``; a SQLite file's folder is created, WAL and a busy timeout are set."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
+        _tune_sqlite(engine, busy_timeout_s)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _tune_sqlite(engine: Engine, busy_timeout_s: float) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):  # noqa: ANN001 - DBAPI types
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute("PRAGMA synchronous = NORMAL")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The Alembic revision the database is at, or None for an empty database."""
+    with engine.connect() as conn:
+        try:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        except exc.DBAPIError:
+            return None
+
+
+def ensure_schema(engine: Engine) -> bool:
+    """Migrate the database to HEAD_REVISION if needed; True when a migration ran."""
+    if current_revision(engine) == HEAD_REVISION:
+        return False
+    with _migration_lock(engine):
+        revision = current_revision(engine)
+        if revision == HEAD_REVISION:
+            return False
+        if revision is not None and not _is_known_revision(revision):
+            raise SchemaTooNew(revision)
+        upgrade(engine)
+    return True
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run Alembic's upgrade on ``engine`` (imports Alembic)."""
+    from alembic import command
+
+    config = alembic_config()
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def alembic_config():  # noqa: ANN201 - alembic.config.Config, imported lazily
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    return config
+
+
+def _is_known_revision(revision: str) -> bool:
+    versions = Path(__file__).parent / "migrations" / "versions"
+    return any(p.name.startswith(f"{revision}_") for p in versions.glob("*.py"))
+
+
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    backend = engine.url.get_backend_name()
+    if backend == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK_KEY})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK_KEY})
+        return
+    database = engine.url.database if backend == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    import fcntl
+
+    lock_path = f"{os.path.expanduser(database)}.migrate.lock"
+    with open(lock_path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,94 @@
+"""The tables, as SQLAlchemy Core ``Table`` models.
+
+Core tables rather than ORM classes: the read path (``planner quote``) is measured against a floor of
+"import SQLAlchemy and run one indexed query", and ``sqlalchemy.orm`` alone costs more than that
+budget allows. Alembic migrations (``db/migrations``) are the only way the schema changes; a test
+checks that a migrated database matches these definitions exactly.
+
+Price history is append-only. One observation per instance, billing mode and UTC day
+(``uq_prices_instance_billing_day``): a second refresh on the same day adds nothing. The same unique
+index serves the hot query "latest price per instance and billing mode"; ``ix_instances_gpu_model``
+serves "everything for one GPU model".
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+# The Alembic revision these tables correspond to; checked on every start without importing Alembic.
+HEAD_REVISION = "0001"
+
+metadata = MetaData()
+
+scrape_runs = Table(
+    "scrape_runs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("provider", String(32), nullable=False),
+    # refresh | import | snapshot
+    Column("kind", String(16), nullable=False),
+    Column("started_at", DateTime, nullable=False),
+    Column("finished_at", DateTime),
+    # running | ok | partial | failed | skipped
+    Column("status", String(16), nullable=False),
+    Column("offers_seen", Integer, nullable=False, default=0),
+    Column("prices_stored", Integer, nullable=False, default=0),
+    Column("prices_changed", Integer, nullable=False, default=0),
+    Column("unknown_gpus", Text),
+    Column("error", Text),
+    Column("source", Text),
+    Index("ix_scrape_runs_provider_started", "provider", "started_at"),
+)
+
+instances = Table(
+    "instances",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("provider", String(32), nullable=False),
+    Column("region", String(64), nullable=False),
+    Column("instance_type", String(128), nullable=False),
+    Column("gpu_model", String(32), nullable=False),
+    Column("gpu_count", Float, nullable=False),
+    Column("vcpus", Integer),
+    Column("memory_gb", Float),
+    # Set when the GPU model is inferred rather than stated by the source.
+    Column("gpu_note", Text),
+    UniqueConstraint("provider", "region", "instance_type", name="uq_instances_provider_region_type"),
+    Index("ix_instances_gpu_model", "gpu_model"),
+)
+
+prices = Table(
+    "prices",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
+    Column("billing", String(16), nullable=False),
+    # The price of the whole instance for one `unit` of `billing`, in `currency`, as the source quotes it.
+    Column("price", Numeric(18, 6), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("unit", String(8), nullable=False),
+    # Derived for comparison: price / hours in the unit / GPUs, converted to CNY.
+    Column("cny_per_gpu_hour", Numeric(18, 6), nullable=False),
+    # Hourly tiers after the first as JSON [[from_hour, price], ...] (Tencent's 96 h / 360 h steps).
+    Column("tiers", Text),
+    Column("observed_at", DateTime, nullable=False),
+    Column("observed_on", Date, nullable=False),
+    Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("source", Text),
+    UniqueConstraint("instance_id", "billing", "observed_on", name="uq_prices_instance_billing_day"),
+    Index("ix_prices_observed_on", "observed_on"),
+)

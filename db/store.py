@@ -1,0 +1,226 @@
+"""Writes: runs, instances and append-only price observations.
+
+Callers hand over rows that the planner has already validated and normalised. Each function works on
+a connection inside the caller's transaction, so a provider's refresh or a file import is all or
+nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, insert, select, tuple_, update
+from sqlalchemy.engine import Connection
+
+from db.schema import instances, prices, scrape_runs
+
+InstanceKey = tuple[str, str, str]  # provider, region, instance_type
+
+
+class InstanceConflict(Exception):
+    """An instance is already recorded with another GPU model or GPU count."""
+
+    def __init__(self, key: InstanceKey, recorded: str, offered: str):
+        super().__init__(f"{'/'.join(key)} is recorded as {recorded}, not {offered}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class InstanceRow:
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: float
+    vcpus: int | None = None
+    memory_gb: float | None = None
+    gpu_note: str | None = None
+
+    @property
+    def key(self) -> InstanceKey:
+        return (self.provider, self.region, self.instance_type)
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    instance: InstanceKey
+    billing: str
+    price: Decimal
+    currency: str
+    unit: str
+    cny_per_gpu_hour: Decimal
+    observed_at: dt.datetime  # naive UTC
+    source: str | None = None
+    tiers: str | None = None
+
+
+@dataclass(frozen=True)
+class StoreCounts:
+    stored: int
+    changed: int
+    already_present: int
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
+
+
+def start_run(conn: Connection, provider: str, kind: str, source: str | None = None) -> int:
+    result = conn.execute(
+        insert(scrape_runs).values(
+            provider=provider,
+            kind=kind,
+            started_at=utcnow(),
+            status="running",
+            offers_seen=0,
+            prices_stored=0,
+            prices_changed=0,
+            source=source,
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> None:
+    """Close a run: status ok/partial/failed/skipped, plus offers_seen, prices_stored, error, ..."""
+    conn.execute(
+        update(scrape_runs)
+        .where(scrape_runs.c.id == run_id)
+        .values(status=status, finished_at=utcnow(), **counts)
+    )
+
+
+def upsert_instances(conn: Connection, rows: Iterable[InstanceRow]) -> dict[InstanceKey, int]:
+    """Insert unknown instances; return the id of every key. A GPU change raises InstanceConflict."""
+    wanted: dict[InstanceKey, InstanceRow] = {}
+    for row in rows:
+        wanted.setdefault(row.key, row)
+    ids: dict[InstanceKey, int] = {}
+    keys = list(wanted)
+    for chunk in _chunks(keys, 400):
+        found = conn.execute(
+            select(
+                instances.c.id,
+                instances.c.provider,
+                instances.c.region,
+                instances.c.instance_type,
+                instances.c.gpu_model,
+                instances.c.gpu_count,
+            ).where(tuple_(instances.c.provider, instances.c.region, instances.c.instance_type).in_(chunk))
+        )
+        for rid, provider, region, itype, gpu_model, gpu_count in found:
+            key = (provider, region, itype)
+            row = wanted[key]
+            if row.gpu_model != gpu_model or abs(row.gpu_count - gpu_count) > 1e-9:
+                raise InstanceConflict(
+                    key, f"{gpu_count:g}x {gpu_model}", f"{row.gpu_count:g}x {row.gpu_model}"
+                )
+            ids[key] = rid
+    missing = [wanted[k] for k in keys if k not in ids]
+    for row in missing:
+        result = conn.execute(
+            insert(instances).values(
+                provider=row.provider,
+                region=row.region,
+                instance_type=row.instance_type,
+                gpu_model=row.gpu_model,
+                gpu_count=row.gpu_count,
+                vcpus=row.vcpus,
+                memory_gb=row.memory_gb,
+                gpu_note=row.gpu_note,
+            )
+        )
+        ids[row.key] = int(result.inserted_primary_key[0])
+    return ids
+
+
+def insert_prices(
+    conn: Connection, rows: Sequence[PriceRow], instance_ids: Mapping[InstanceKey, int], run_id: int
+) -> StoreCounts:
+    """Append observations, skipping any (instance, billing, day) already stored.
+
+    ``changed`` counts observations whose price differs from the latest earlier one of the same
+    instance and billing mode.
+    """
+    if not rows:
+        return StoreCounts(0, 0, 0)
+    pending: dict[tuple[int, str, dt.date], PriceRow] = {}
+    for row in rows:
+        pending.setdefault((instance_ids[row.instance], row.billing, row.observed_at.date()), row)
+    existing: set[tuple[int, str, dt.date]] = set()
+    keys = list(pending)
+    iids = sorted({k[0] for k in keys})
+    for chunk in _chunks(iids, 500):
+        stored_keys = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on).where(
+                prices.c.instance_id.in_(chunk),
+                prices.c.observed_on.in_(sorted({k[2] for k in keys})),
+            )
+        )
+        existing.update((i, b, d) for i, b, d in stored_keys)
+    new_keys = [k for k in keys if k not in existing]
+    previous = _previous_prices(conn, new_keys)
+    changed = 0
+    values = []
+    for key in sorted(new_keys, key=lambda k: k[2]):
+        row = pending[key]
+        before = previous.get((key[0], key[1]))
+        if before is not None and before[0] < key[2] and Decimal(before[1]) != row.price:
+            changed += 1
+        previous[(key[0], key[1])] = (key[2], row.price)
+        values.append(
+            {
+                "instance_id": key[0],
+                "billing": row.billing,
+                "price": row.price,
+                "currency": row.currency,
+                "unit": row.unit,
+                "cny_per_gpu_hour": row.cny_per_gpu_hour,
+                "tiers": row.tiers,
+                "observed_at": row.observed_at,
+                "observed_on": key[2],
+                "run_id": run_id,
+                "source": row.source,
+            }
+        )
+    for chunk in _chunks(values, 5000):
+        conn.execute(insert(prices), chunk)
+    return StoreCounts(stored=len(values), changed=changed, already_present=len(rows) - len(values))
+
+
+def _previous_prices(
+    conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
+) -> dict[tuple[int, str], tuple[dt.date, Decimal]]:
+    """The latest stored (day, price) per (instance, billing) among ``keys``."""
+    pairs = sorted({(k[0], k[1]) for k in keys})
+    out: dict[tuple[int, str], tuple[dt.date, Decimal]] = {}
+    for chunk in _chunks(pairs, 400):
+        iids = sorted({p[0] for p in chunk})
+        latest = (
+            select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
+            .where(prices.c.instance_id.in_(iids))
+            .group_by(prices.c.instance_id, prices.c.billing)
+            .subquery()
+        )
+        rows = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price).join(
+                latest,
+                (prices.c.instance_id == latest.c.instance_id)
+                & (prices.c.billing == latest.c.billing)
+                & (prices.c.observed_on == latest.c.day),
+            )
+        )
+        wanted = set(chunk)
+        for iid, billing, day, price in rows:
+            if (iid, billing) in wanted:
+                out[(iid, billing)] = (day, price)
+    return out
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,36 @@
+"""What every command shares: the settings and the database, opened once and only when needed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sqlalchemy.engine import Engine
+
+from planner.config import Config, load_config
+
+
+@dataclass
+class App:
+    config_file: str | None = None
+    db_url: str | None = None
+    _engine: Engine | None = field(default=None, repr=False)
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.config_file)
+
+    def engine(self) -> Engine:
+        """The database, migrated to the current schema (opened once per process)."""
+        if self._engine is None:
+            from planner.storage import open_database
+
+            self._engine = open_database(self.config, self.db_url)
+        return self._engine
+
+    def reading_engine(self):  # noqa: ANN201 - (Engine, SnapshotInfo | None)
+        """The database for a reading command; the bundled snapshot is loaded first if it is empty."""
+        from planner.snapshot import ensure_prices
+
+        engine = self.engine()
+        return engine, ensure_prices(engine, self.config)

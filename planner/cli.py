@@ -1,0 +1,119 @@
+"""The ``planner`` command line: a thin shell over the library.
+
+Commands live in ``planner/commands/`` and are imported only when run, so ``planner --help`` and a
+quote stay fast (pandas, requests and APScheduler load only in the commands that use them). A user's
+mistake prints one line and a hint, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from planner import __version__
+from planner.errors import PlannerError
+
+# name -> (module, function, one-line help). Adding a command is one line here plus its module.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "quote": (
+        "planner.commands.quote",
+        "quote",
+        "The cheapest provider, instance and billing mode for a job.",
+    ),
+    "prices": ("planner.commands.prices", "prices", "The latest price of every instance and billing mode."),
+    "gpus": ("planner.commands.gpus", "gpus", "The GPU catalog: names, aliases and specs."),
+    "import": ("planner.commands.transfer", "import_cmd", "Import prices from a CSV file (atomic)."),
+    "export": ("planner.commands.transfer", "export_cmd", "Export stored prices as CSV."),
+}
+
+
+class UserFacingError(click.ClickException):
+    """A PlannerError shown as ``Error: ...`` plus ``Hint: ...``, with the error's exit code."""
+
+    def __init__(self, error: PlannerError):
+        super().__init__(error.message)
+        self.exit_code = error.exit_code
+        self.hint = error.hint
+
+    def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
+        click.echo(f"Error: {self.message}", err=True)
+        if self.hint:
+            click.echo(f"Hint: {self.hint}", err=True)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # noqa: ANN201
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as err:
+            import difflib
+
+            near = difflib.get_close_matches(args[0], list(COMMANDS), n=1) if args else []
+            if near:
+                err.message += f" (did you mean {near[0]!r}?)"
+            raise
+
+    def invoke(self, ctx: click.Context):  # noqa: ANN201
+        try:
+            return super().invoke(ctx)
+        except PlannerError as err:
+            raise UserFacingError(err) from None
+
+
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
+@click.option(
+    "--db",
+    "db_url",
+    metavar="URL",
+    envvar="PLANNER_DATABASE_URL",
+    help="Database URL (default: a SQLite file in your data directory).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    envvar="PLANNER_CONFIG",
+    type=click.Path(dir_okay=False),
+    help="Settings file (default: ./config.toml, then packaged defaults).",
+)
+@click.version_option(__version__, prog_name="planner")
+@click.pass_context
+def cli(ctx: click.Context, db_url: str | None, config_file: str | None) -> None:
+    """Where to rent GPUs in China, on which billing mode, and whether buying would be cheaper.
+
+    \b
+    Examples:
+      planner quote --gpu A100 --hours 500
+      planner quote --gpu H800 --gpus 8 --hours 300 --days 30
+      planner prices --gpu RTX4090 --format csv
+      planner gpus
+    """
+    from planner.app import App
+
+    ctx.obj = App(config_file=config_file, db_url=db_url)
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="planner")
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)

@@ -1,0 +1,49 @@
+"""Options several commands share, as decorators."""
+
+from __future__ import annotations
+
+import click
+
+from planner.output import FORMATS
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="table",
+    show_default=True,
+    help="table for people; json or csv for programs.",
+)
+gpu_filter_option = click.option(
+    "--gpu",
+    "gpus",
+    multiple=True,
+    metavar="GPU",
+    help="GPU family or model, e.g. A100, A100-80GB, 4090 (repeatable).",
+)
+provider_option = click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    metavar="NAME",
+    help="aliyun, tencent, volcengine or autodl (repeatable).",
+)
+region_option = click.option(
+    "--region",
+    "regions",
+    multiple=True,
+    metavar="REGION",
+    help="Only this region, e.g. cn-beijing (repeatable).",
+)
+billing_option = click.option(
+    "--billing",
+    "billing",
+    multiple=True,
+    metavar="MODE",
+    help="on_demand, spot, daily, weekly, monthly or yearly (repeatable).",
+)
+variants_option = click.option(
+    "--include-variants",
+    is_flag=True,
+    help="Also show China variants (A800 for A100, H800 for H100, RTX4090D for RTX4090, ...), labelled.",
+)

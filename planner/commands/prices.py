@@ -1,0 +1,122 @@
+"""``planner prices``: the latest price of every instance and billing mode."""
+
+from __future__ import annotations
+
+import click
+
+from planner.commands.options import (
+    billing_option,
+    format_option,
+    gpu_filter_option,
+    provider_option,
+    region_option,
+    variants_option,
+)
+from planner.output import csv_text, dumps_json, money, short, table
+
+COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "billing",
+    "price",
+    "currency",
+    "unit",
+    "cny_per_gpu_hour",
+    "observed_at",
+    "source",
+    "from_snapshot",
+    "gpu_note",
+)
+
+
+@click.command()
+@gpu_filter_option
+@provider_option
+@region_option
+@billing_option
+@variants_option
+@format_option
+@click.pass_obj
+def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> None:  # noqa: ANN001
+    """The latest price of every instance and billing mode, with CNY per GPU-hour.
+
+    \b
+    Examples:
+      planner prices
+      planner prices --gpu A100 --provider aliyun --billing on_demand
+      planner prices --gpu 4090 --include-variants --format csv > prices.csv
+    """
+    from db.queries import latest_prices
+    from planner import catalog
+    from planner.billing import canonical_billing
+    from planner.providers import canonical_provider
+
+    models: list[str] = []
+    for query in gpus:
+        models.extend(s.model.name for s in catalog.resolve_query(query, include_variants))
+    provider_names = [canonical_provider(p) for p in providers]
+    modes = [canonical_billing(b) for b in billing]
+    engine, loaded = app.reading_engine()
+    if loaded:
+        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    with engine.connect() as conn:
+        found = latest_prices(
+            conn, models or None, provider_names or None, list(regions) or None, modes or None
+        )
+    records = [
+        {
+            "provider": p.provider,
+            "region": p.region,
+            "instance_type": p.instance_type,
+            "gpu_model": p.gpu_model,
+            "gpu_count": p.gpu_count,
+            "billing": p.billing,
+            "price": p.price,
+            "currency": p.currency,
+            "unit": p.unit,
+            "cny_per_gpu_hour": p.cny_per_gpu_hour,
+            "observed_at": p.observed_at,
+            "source": p.source,
+            "from_snapshot": p.run_kind == "snapshot",
+            "gpu_note": p.gpu_note,
+        }
+        for p in sorted(found, key=lambda p: (p.gpu_model, p.cny_per_gpu_hour, p.provider))
+    ]
+    if fmt == "json":
+        click.echo(dumps_json(records))
+    elif fmt == "csv":
+        click.echo(csv_text(records, COLUMNS), nl=False)
+    else:
+        rows = [
+            [
+                r["gpu_model"] + ("*" if r["gpu_note"] else ""),
+                r["provider"],
+                short(r["region"], 16),
+                short(r["instance_type"], 28),
+                f"{r['gpu_count']:g}",
+                r["billing"],
+                f"{money(r['price'])} {r['currency']}/{r['unit']}",
+                money(r["cny_per_gpu_hour"]),
+                f"{r['observed_at']:%Y-%m-%d}",
+                "snapshot" if r["from_snapshot"] else short(r["source"], 30),
+            ]
+            for r in records
+        ]
+        headers = [
+            "gpu",
+            "provider",
+            "region",
+            "instance",
+            "gpus",
+            "billing",
+            "price",
+            "CNY/GPU-h",
+            "observed",
+            "source",
+        ]
+        click.echo(table(rows, headers, align_right=(4, 6, 7)) if rows else "No prices match these filters.")
+        if any(r["gpu_note"] for r in records):
+            click.echo("* GPU model inferred, not stated by the source.")

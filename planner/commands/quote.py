@@ -1,0 +1,211 @@
+"""``planner quote``: the cost of a whole job on every instance that carries the GPU."""
+
+from __future__ import annotations
+
+import click
+
+from planner.commands.options import (
+    billing_option,
+    format_option,
+    provider_option,
+    region_option,
+    variants_option,
+)
+from planner.output import csv_text, dumps_json, money, short, table
+from planner.quote import Option, Quote, QuoteRequest
+
+CSV_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpus_per_instance",
+    "instances",
+    "idle_gpus",
+    "billing",
+    "unit_price",
+    "unit",
+    "currency",
+    "units_paid",
+    "total_cny",
+    "cny_per_gpu_hour",
+    "observed_at",
+    "source",
+    "from_snapshot",
+    "china_variant",
+    "gpu_note",
+    "interruptible",
+    "subscription_breakeven_hours_per_month",
+)
+
+
+@click.command()
+@click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
+@click.option("--hours", required=True, type=float, metavar="H", help="Wall-clock hours the job runs.")
+@click.option(
+    "--gpus",
+    "gpu_count",
+    type=int,
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="GPUs the job needs at once.",
+)
+@click.option(
+    "--days",
+    type=int,
+    metavar="D",
+    help="Calendar days the job is spread over (default: the fewest that hold H hours).",
+)
+@provider_option
+@region_option
+@billing_option
+@click.option("--top", type=int, metavar="K", help="Show the K cheapest options (default from [quote] top).")
+@variants_option
+@format_option
+@click.pass_obj
+def quote(app, gpu, hours, gpu_count, days, providers, regions, billing, top, include_variants, fmt) -> None:  # noqa: ANN001
+    """The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
+
+    Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
+    whole subscription periods, Tencent's hourly tiers) and shown once, on its cheapest mode.
+    Spot prices appear only with --billing spot. China variants only with --include-variants.
+
+    \b
+    Examples:
+      planner quote --gpu A100 --hours 500
+      planner quote --gpu H800 --gpus 8 --hours 300 --days 30
+      planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
+    """
+    from planner.quote import quote as run_quote
+
+    settings = app.config.section("quote")
+    request = QuoteRequest(
+        gpu=gpu,
+        hours=hours,
+        gpus=gpu_count,
+        days=days,
+        providers=providers,
+        regions=regions,
+        billing=billing,
+        top=top if top is not None else settings["top"],
+        include_variants=include_variants,
+        history_days=settings["history_days"],
+    )
+    from planner.quote import validate
+
+    validate(request)  # refuse bad arguments before touching the database
+    engine, loaded = app.reading_engine()
+    if loaded:
+        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    with engine.connect() as conn:
+        result = run_quote(conn, request, app.config.section("fx"))
+    if fmt == "json":
+        click.echo(dumps_json(result.to_dict()))
+    elif fmt == "csv":
+        click.echo(csv_text([o.to_dict() for o in result.options], CSV_COLUMNS), nl=False)
+    else:
+        click.echo(render_table(result))
+
+
+def render_table(result: Quote) -> str:
+    r = result.request
+    models = ", ".join(result.gpu_models) + (
+        f" + variants {', '.join(result.variants)}" if result.variants else ""
+    )
+    lines = [f"Quote: {r.gpus} x {r.gpu} ({models}) for {r.hours:g} h over {result.days} day(s)"]
+    if not result.options:
+        lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
+        return "\n".join(lines)
+    if result.from_snapshot:
+        lines.append(
+            "Prices from the bundled snapshot (observed up to "
+            f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
+        )
+    rows = [_row(i, o) for i, o in enumerate(result.options, 1)]
+    headers = [
+        "#",
+        "provider",
+        "region",
+        "instance",
+        "gpu",
+        "gpus x n",
+        "billing",
+        "unit price",
+        "total CNY",
+        "CNY/GPU-h",
+        "30d min-med-max",
+        "observed",
+        "source",
+    ]
+    lines.append(table(rows, headers, align_right=(0, 7, 8, 9)))
+    best = result.recommendation
+    assert best is not None
+    lines.append("")
+    lines.append(
+        f"Recommendation: {best.provider} {best.instance_type} ({best.region}), {best.instances} instance(s) "
+        f"on {best.billing}: CNY {money(best.total_cny)} in total, CNY {money(best.cny_per_gpu_hour)} per GPU-hour."
+    )
+    if best.subscription_breakeven_hours_per_month is not None:
+        lines.append(
+            f"On this instance a monthly subscription beats on-demand above "
+            f"{best.subscription_breakeven_hours_per_month} hours per month."
+        )
+    else:
+        other = next(
+            (o for o in result.options if o.subscription_breakeven_hours_per_month is not None), None
+        )
+        if other:
+            lines.append(
+                f"On {other.provider} {other.instance_type}, monthly beats on-demand above "
+                f"{other.subscription_breakeven_hours_per_month} hours per month."
+            )
+    notes = _notes(result.options)
+    if notes:
+        lines.append("")
+        lines.extend(notes)
+    if result.considered > len(result.options):
+        lines.append(f"({result.considered - len(result.options)} more option(s); use --top to see them.)")
+    return "\n".join(lines)
+
+
+def _row(index: int, o: Option) -> list[str]:
+    marks = (
+        ("*" if o.gpu_note else "") + ("(V)" if o.is_variant else "") + ("(spot)" if o.interruptible else "")
+    )
+    history = "-"
+    if o.history:
+        history = f"{money(o.history.min)}-{money(o.history.median)}-{money(o.history.max)}"
+    return [
+        str(index),
+        o.provider,
+        short(o.region, 16),
+        short(o.instance_type, 26),
+        o.gpu_model + marks,
+        f"{o.gpus_per_instance:g} x {o.instances}",
+        o.billing,
+        f"{money(o.unit_price)}/{o.unit}",
+        money(o.total_cny),
+        money(o.cny_per_gpu_hour),
+        history,
+        f"{o.observed_at:%Y-%m-%d}",
+        short(o.source, 40),
+    ]
+
+
+def _notes(options: tuple[Option, ...]) -> list[str]:
+    notes = []
+    if any(o.gpu_note for o in options):
+        notes.append(
+            "* GPU model inferred, not stated by the source: "
+            + "; ".join(sorted({o.gpu_note for o in options if o.gpu_note}))
+        )
+    if any(o.is_variant for o in options):
+        notes.append("(V) China variant of the GPU asked for (same memory, cut interconnect or compute).")
+    if any(o.interruptible for o in options):
+        notes.append("(spot) interruptible: the provider can reclaim the instance at any time.")
+    if any(o.idle_gpus for o in options):
+        notes.append(
+            "'gpus x n' is GPUs per instance x instances; whole instances are paid for, idle GPUs included."
+        )
+    return notes

@@ -1,0 +1,163 @@
+"""Settings: packaged defaults, overlaid by ./config.toml, by --config/PLANNER_CONFIG, by environment
+variables and finally by command-line flags (the CLI applies those).
+
+Every file is checked against the packaged defaults: an unknown section or key, or a value of the
+wrong type, is a one-line ConfigError naming the file and the setting. Secrets never come from a file.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from planner.errors import ConfigError
+
+CONFIG_ENV = "PLANNER_CONFIG"
+DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
+DATA_DIR_ENV = "PLANNER_DATA_DIR"
+
+# Environment variables that override one setting each.
+ENV_SETTINGS: dict[str, tuple[str, str]] = {DATABASE_URL_ENV: ("database", "url")}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The merged settings and the files they came from (weakest first)."""
+
+    data: dict[str, Any]
+    files: tuple[str, ...] = ()
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return self.data.get(name, {})
+
+    def provider(self, name: str) -> dict[str, Any]:
+        return self.data.get("providers", {}).get(name, {})
+
+    @property
+    def database_url(self) -> str:
+        url = self.data["database"]["url"]
+        return url or default_sqlite_url()
+
+
+def data_dir() -> Path:
+    """The folder for the default database and the tool's state (PLANNER_DATA_DIR overrides)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("planner", appauthor=False))
+
+
+def default_sqlite_url() -> str:
+    return f"sqlite:///{data_dir() / 'planner.db'}"
+
+
+def packaged_defaults() -> dict[str, Any]:
+    text = resources.files("planner").joinpath("defaults.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def load_config(
+    config_file: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Config:
+    """Merge defaults, ./config.toml, the named file (argument or PLANNER_CONFIG) and the environment."""
+    env = os.environ if env is None else env
+    defaults = packaged_defaults()
+    merged = copy.deepcopy(defaults)
+    files: list[str] = []
+
+    local = Path(cwd or os.getcwd()) / "config.toml"
+    named = config_file or env.get(CONFIG_ENV) or None
+    candidates: list[tuple[Path, bool]] = []
+    if local.is_file():
+        candidates.append((local, False))
+    if named:
+        candidates.append((Path(named).expanduser(), True))
+    for path, required in candidates:
+        if required and not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} not found", hint=f"check --config or ${CONFIG_ENV}")
+        layer = _read_toml(path)
+        _check_layer(layer, defaults, str(path))
+        _merge(merged, layer)
+        files.append(str(path))
+
+    overrides: dict[str, str] = {}
+    for var, (section, key) in ENV_SETTINGS.items():
+        value = env.get(var)
+        if value:
+            merged[section][key] = value
+            overrides[f"{section}.{key}"] = var
+    return Config(data=merged, files=tuple(files), overrides=overrides)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
+
+
+def _check_layer(
+    layer: Mapping[str, Any], defaults: Mapping[str, Any], origin: str, prefix: str = ""
+) -> None:
+    for key, value in layer.items():
+        where = f"{prefix}{key}"
+        if key not in defaults:
+            near = difflib.get_close_matches(key, list(defaults), n=1)
+            hint = f"did you mean {prefix}{near[0]}?" if near else "see the documented config.toml"
+            raise ConfigError(f"{origin}: unknown setting {where!r}", hint=hint)
+        expected = defaults[key]
+        if isinstance(expected, dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{origin}: {where!r} must be a table ([{where}])")
+            _check_layer(value, expected, origin, prefix=f"{where}.")
+        elif not _same_type(expected, value):
+            raise ConfigError(
+                f"{origin}: setting {where!r} must be {_type_name(expected)}, got {value!r}",
+                hint=f"the default is {expected!r}",
+            )
+
+
+def _same_type(expected: Any, value: Any) -> bool:
+    if isinstance(expected, bool) or isinstance(value, bool):
+        return isinstance(expected, bool) and isinstance(value, bool)
+    if isinstance(expected, float):
+        return isinstance(value, int | float)
+    if isinstance(expected, list):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return isinstance(value, type(expected))
+
+
+def _type_name(value: Any) -> str:
+    names = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+    if isinstance(value, list):
+        return "a list of strings"
+    return names.get(type(value), type(value).__name__)
+
+
+def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def secret(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """A secret from the environment only (never from a config file); None when unset or empty."""
+    value = (os.environ if env is None else env).get(name, "")
+    return value or None

@@ -1,0 +1,37 @@
+"""The errors a user can cause or fix. The CLI prints them as one line (plus a hint), never a traceback."""
+
+
+class PlannerError(Exception):
+    """A problem the user can act on. ``hint`` says how; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(PlannerError):
+    """A bad value on the command line or in a file the user wrote (exit code 2, like click's own)."""
+
+    exit_code = 2
+
+
+class UnknownNameError(UsageError):
+    """A name (GPU, provider, billing mode, setting) that is not in our vocabulary; suggests near names."""
+
+    def __init__(self, kind: str, name: str, suggestions: list[str] | tuple[str, ...] = ()):
+        hint = f"did you mean {', '.join(suggestions)}?" if suggestions else None
+        super().__init__(f"unknown {kind} {name!r}", hint)
+        self.kind = kind
+        self.name = name
+        self.suggestions = list(suggestions)
+
+
+class ConfigError(UsageError):
+    """The configuration file cannot be read or has a wrong setting."""
+
+
+class DatabaseError(PlannerError):
+    """The database cannot be reached, opened or written."""

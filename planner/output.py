@@ -1,0 +1,87 @@
+"""Printing rows as a table for people, or as JSON or CSV for programs. One place for all commands."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+FORMATS = ("table", "json", "csv")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Decimals become numbers, datetimes ISO strings, recursively."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() and abs(value) < 1e15 else float(value)
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def dumps_json(value: Any) -> str:
+    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+
+
+def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell_csv(row.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def _cell_csv(value: Any) -> Any:
+    value = to_jsonable(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def table(rows: Sequence[Sequence[str]], headers: Sequence[str], align_right: Iterable[int] = ()) -> str:
+    """A plain aligned text table; CJK characters count double so columns line up in a terminal."""
+    right = set(align_right)
+    widths = [display_width(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], display_width(cell))
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for i, cell in enumerate(cells):
+            pad = " " * (widths[i] - display_width(cell))
+            parts.append(pad + cell if i in right else cell + pad)
+        return "  ".join(parts).rstrip()
+
+    out = [line(headers), "  ".join("-" * w for w in widths)]
+    out.extend(line(r) for r in rows)
+    return "\n".join(out)
+
+
+def display_width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def money(value: Decimal | None, places: int = 2) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{places}f}"
+
+
+def short(text: str | None, width: int) -> str:
+    if not text:
+        return "-"
+    return text if len(text) <= width else text[: width - 1] + "…"

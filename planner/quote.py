@@ -1,0 +1,362 @@
+"""The quote engine: the cost of a whole job (N GPUs for H wall-clock hours spread over D calendar
+days) on every instance that carries the GPU, on each billing mode it is sold on, cheapest first.
+
+Rules (the product's, tested in tests/test_quote.py):
+- an instance with k GPUs serves N GPUs as ceil(N/k) instances, and whole instances are paid for;
+- ``on_demand`` and ``spot`` cost H hours (Tencent's tiered hourly steps where known); ``spot`` only
+  when asked for, and always flagged as interruptible;
+- ``daily``/``weekly``/``monthly``/``yearly`` cost the whole periods needed to cover D days;
+- each instance appears once, on its cheapest billing mode for this job.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from sqlalchemy.engine import Connection
+
+from db import queries
+from db.queries import LatestPrice
+from planner import catalog
+from planner.billing import (
+    DAYS_PER_PERIOD,
+    HOURLY_MODES,
+    HOURS_PER_DAY,
+    MONTHLY,
+    ON_DEMAND,
+    SPOT,
+    canonical_billing,
+)
+from planner.errors import UsageError
+from planner.normalize import fx_rate
+from planner.providers import canonical_provider
+
+MAX_HOURS = 24 * 365 * 10
+MAX_GPUS = 100_000
+CENTS = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class QuoteRequest:
+    """What the user asked: ``gpus`` GPUs of ``gpu`` for ``hours`` wall-clock hours over ``days`` days."""
+
+    gpu: str
+    hours: float
+    gpus: int = 1
+    days: int | None = None
+    providers: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    billing: tuple[str, ...] = ()
+    top: int | None = None
+    include_variants: bool = False
+    history_days: int = 30
+
+
+@dataclass(frozen=True)
+class History:
+    days: int
+    observations: int
+    min: Decimal
+    median: Decimal
+    max: Decimal
+
+
+@dataclass(frozen=True)
+class Option:
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpus_per_instance: float
+    instances: int
+    idle_gpus: float
+    billing: str
+    unit_price: Decimal
+    unit: str
+    currency: str
+    units_paid: Decimal
+    total_cny: Decimal
+    cny_per_gpu_hour: Decimal
+    observed_at: dt.datetime
+    source: str | None
+    from_snapshot: bool
+    is_variant: bool = False
+    gpu_note: str | None = None
+    interruptible: bool = False
+    subscription_breakeven_hours_per_month: Decimal | None = None
+    history: History | None = None
+    instance_id: int = field(default=0, compare=False)
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "provider": self.provider,
+            "region": self.region,
+            "instance_type": self.instance_type,
+            "gpu_model": self.gpu_model,
+            "gpus_per_instance": self.gpus_per_instance,
+            "instances": self.instances,
+            "idle_gpus": self.idle_gpus,
+            "billing": self.billing,
+            "unit_price": self.unit_price,
+            "unit": self.unit,
+            "currency": self.currency,
+            "units_paid": self.units_paid,
+            "total_cny": self.total_cny,
+            "cny_per_gpu_hour": self.cny_per_gpu_hour,
+            "observed_at": self.observed_at.isoformat(),
+            "source": self.source,
+            "from_snapshot": self.from_snapshot,
+            "china_variant": self.is_variant,
+            "gpu_note": self.gpu_note,
+            "interruptible": self.interruptible,
+            "subscription_breakeven_hours_per_month": self.subscription_breakeven_hours_per_month,
+        }
+        if self.history:
+            out["history"] = {
+                "days": self.history.days,
+                "observations": self.history.observations,
+                "min": self.history.min,
+                "median": self.history.median,
+                "max": self.history.max,
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class Quote:
+    request: QuoteRequest
+    days: int
+    gpu_models: tuple[str, ...]
+    variants: tuple[str, ...]
+    options: tuple[Option, ...]
+    considered: int
+
+    @property
+    def recommendation(self) -> Option | None:
+        return self.options[0] if self.options else None
+
+    @property
+    def as_of(self) -> dt.datetime | None:
+        return max((o.observed_at for o in self.options), default=None)
+
+    @property
+    def from_snapshot(self) -> bool:
+        return any(o.from_snapshot for o in self.options)
+
+    def to_dict(self) -> dict[str, object]:
+        r = self.request
+        return {
+            "query": {
+                "gpu": r.gpu,
+                "gpu_models": list(self.gpu_models),
+                "china_variants": list(self.variants),
+                "gpus": r.gpus,
+                "hours": r.hours,
+                "days": self.days,
+                "providers": list(r.providers),
+                "regions": list(r.regions),
+                "billing": list(r.billing),
+                "top": r.top,
+            },
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+            "from_snapshot": self.from_snapshot,
+            "recommendation": self.recommendation.to_dict() if self.recommendation else None,
+            "options": [o.to_dict() for o in self.options],
+        }
+
+
+def validate(request: QuoteRequest) -> tuple[QuoteRequest, int]:
+    """Check the request and canonicalise its names; returns it with the days the job spans."""
+    hours = request.hours
+    if not isinstance(hours, int | float) or not math.isfinite(hours) or hours <= 0:
+        raise UsageError(f"--hours must be a positive number, got {hours!r}", hint="e.g. --hours 500")
+    if hours > MAX_HOURS:
+        raise UsageError(f"--hours {hours:g} is more than ten years", hint="quote at most 87600 hours")
+    if request.gpus < 1 or request.gpus > MAX_GPUS:
+        raise UsageError(f"--gpus must be between 1 and {MAX_GPUS}, got {request.gpus}", hint="e.g. --gpus 8")
+    needed_days = math.ceil(hours / HOURS_PER_DAY)
+    days = request.days
+    if days is None:
+        days = needed_days
+    elif days < 1:
+        raise UsageError(f"--days must be at least 1, got {days}")
+    elif hours > days * HOURS_PER_DAY:
+        raise UsageError(
+            f"{hours:g} hours do not fit in {days} days (at most {days * HOURS_PER_DAY} hours)",
+            hint=f"use --days {needed_days} or more, or fewer --hours",
+        )
+    if request.top is not None and request.top < 1:
+        raise UsageError(f"--top must be at least 1, got {request.top}")
+    catalog.resolve_query(request.gpu, include_variants=request.include_variants)  # unknown GPU: exit 2 now
+    canonical = QuoteRequest(
+        gpu=request.gpu,
+        hours=float(hours),
+        gpus=request.gpus,
+        days=request.days,
+        providers=tuple(dict.fromkeys(canonical_provider(p) for p in request.providers)),
+        regions=tuple(r.strip() for r in request.regions),
+        billing=tuple(dict.fromkeys(canonical_billing(b) for b in request.billing)),
+        top=request.top,
+        include_variants=request.include_variants,
+        history_days=request.history_days,
+    )
+    return canonical, days
+
+
+def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> Quote:
+    """Every way to rent the job, cheapest first (see the module docstring for the rules)."""
+    request, days = validate(request)
+    selections = catalog.resolve_query(request.gpu, include_variants=request.include_variants)
+    variant_of = {s.model.name: s.is_variant for s in selections}
+    rows = queries.latest_prices(
+        conn,
+        gpu_models=list(variant_of),
+        providers=request.providers or None,
+        regions=request.regions or None,
+        billing=request.billing or None,
+    )
+    wanted_modes = set(request.billing)
+    by_instance: dict[int, list[Option]] = {}
+    hourly_by_instance: dict[int, Decimal] = {}
+    monthly_by_instance: dict[int, Decimal] = {}
+    for row in rows:
+        if row.billing == SPOT and SPOT not in wanted_modes:
+            continue
+        if row.gpu_count < 1:
+            continue  # a vGPU slice cannot hold one whole GPU's job
+        option = _cost(row, request, days, fx, variant_of.get(row.gpu_model, False))
+        by_instance.setdefault(row.instance_id, []).append(option)
+        rate = fx_rate(row.currency, fx)
+        if row.billing == ON_DEMAND:
+            hourly_by_instance[row.instance_id] = row.price * rate
+        elif row.billing == MONTHLY:
+            monthly_by_instance[row.instance_id] = row.price * rate
+    best: list[Option] = []
+    for iid, options in by_instance.items():
+        cheapest = min(options, key=_sort_key)
+        if iid in hourly_by_instance and iid in monthly_by_instance:
+            breakeven = (monthly_by_instance[iid] / hourly_by_instance[iid]).quantize(Decimal("0.1"))
+            cheapest = _replace(cheapest, subscription_breakeven_hours_per_month=breakeven)
+        best.append(cheapest)
+    best.sort(key=_sort_key)
+    considered = len(best)
+    if request.top:
+        best = best[: request.top]
+    best = _with_history(conn, best, request.history_days)
+    return Quote(
+        request=request,
+        days=days,
+        gpu_models=tuple(n for n, v in variant_of.items() if not v),
+        variants=tuple(n for n, v in variant_of.items() if v),
+        options=tuple(best),
+        considered=considered,
+    )
+
+
+def _cost(
+    row: LatestPrice, request: QuoteRequest, days: int, fx: Mapping[str, object], is_variant: bool
+) -> Option:
+    instances = math.ceil(request.gpus / row.gpu_count)
+    hours = Decimal(str(request.hours))
+    if row.billing in HOURLY_MODES:
+        units = hours
+        per_instance = tiered_cost(row.price, _tiers(row.tiers), hours)
+    else:
+        units = Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
+        per_instance = row.price * units
+    total = per_instance * instances * fx_rate(row.currency, fx)
+    return Option(
+        provider=row.provider,
+        region=row.region,
+        instance_type=row.instance_type,
+        gpu_model=row.gpu_model,
+        gpus_per_instance=row.gpu_count,
+        instances=instances,
+        idle_gpus=instances * row.gpu_count - request.gpus,
+        billing=row.billing,
+        unit_price=row.price,
+        unit=row.unit,
+        currency=row.currency,
+        units_paid=units,
+        total_cny=total.quantize(CENTS),
+        cny_per_gpu_hour=(total / (hours * request.gpus)).quantize(Decimal("0.0001")),
+        observed_at=row.observed_at,
+        source=row.source,
+        from_snapshot=row.run_kind == "snapshot",
+        is_variant=is_variant,
+        gpu_note=row.gpu_note,
+        interruptible=row.billing == SPOT,
+        instance_id=row.instance_id,
+    )
+
+
+def tiered_cost(base_price: Decimal, tiers: Sequence[tuple[int, Decimal]], hours: Decimal) -> Decimal:
+    """Cost of ``hours`` at an hourly price that steps down after given hours (Tencent: 96 h, 360 h).
+
+    ``tiers`` are (from_hour, price) for the steps after the first; each hour is paid at the step it
+    falls in, like tax brackets.
+    """
+    bounds = [(Decimal(0), base_price)] + [(Decimal(h), p) for h, p in sorted(tiers)]
+    total = Decimal(0)
+    for i, (start, price) in enumerate(bounds):
+        end = bounds[i + 1][0] if i + 1 < len(bounds) else hours
+        if hours <= start:
+            break
+        total += (min(hours, end) - start) * price
+    return total
+
+
+def _tiers(text: str | None) -> list[tuple[int, Decimal]]:
+    if not text:
+        return []
+    return [(int(h), Decimal(str(p))) for h, p in json.loads(text)]
+
+
+def _sort_key(option: Option) -> tuple:
+    return (
+        option.total_cny,
+        option.idle_gpus,
+        option.provider,
+        option.region,
+        option.instance_type,
+        option.billing,
+    )
+
+
+def _replace(option: Option, **changes: object) -> Option:
+    from dataclasses import replace
+
+    return replace(option, **changes)
+
+
+def _with_history(conn: Connection, options: list[Option], days: int) -> list[Option]:
+    """Attach min/median/max of the unit price over the ``days`` before each option's observation."""
+    if not options or days <= 0:
+        return options
+    oldest = min(o.observed_at for o in options).date() - dt.timedelta(days=days)
+    recent = queries.recent_prices(conn, [(o.instance_id, o.billing) for o in options], oldest)
+    out = []
+    for option in options:
+        last_day = option.observed_at.date()
+        values = [
+            price
+            for day, price in recent.get((option.instance_id, option.billing), [])
+            if last_day - dt.timedelta(days=days) <= day <= last_day
+        ]
+        if len(values) >= 2:
+            history = History(
+                days=days,
+                observations=len(values),
+                min=min(values),
+                median=Decimal(str(statistics.median(values))),
+                max=max(values),
+            )
+            option = _replace(option, history=history)
+        out.append(option)
+    return out

@@ -1,0 +1,63 @@
+"""The bundled price snapshot: loaded automatically by reading commands when the database holds no
+price at all, so a first run on a fresh machine (no account, no network) still answers.
+
+``planner import`` into an empty database does not load it: an import says what the user wants.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from sqlalchemy import exc
+from sqlalchemy.engine import Engine
+
+from db import queries
+from planner.config import Config
+from planner.importer import import_csv
+
+SNAPSHOT_FILE = "snapshot.csv"
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """Where the snapshot's prices stand: the newest and oldest observation dates and the row count."""
+
+    newest: dt.date
+    oldest: dt.date
+    rows: int
+
+    @property
+    def label(self) -> str:
+        return f"bundled snapshot {self.newest.isoformat()}"
+
+
+def snapshot_path() -> Path:
+    return Path(str(resources.files("planner").joinpath("data", SNAPSHOT_FILE)))
+
+
+def snapshot_info() -> SnapshotInfo:
+    with snapshot_path().open(encoding="utf-8", newline="") as fh:
+        days = [dt.date.fromisoformat(row["observed_at"][:10]) for row in csv.DictReader(fh)]
+    return SnapshotInfo(newest=max(days), oldest=min(days), rows=len(days))
+
+
+def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
+    """Load the snapshot if the database has no price and auto-load is on; return its info if loaded."""
+    with engine.connect() as conn:
+        if queries.has_prices(conn):
+            return None
+    if not config.section("snapshot")["auto_load"]:
+        return None
+    info = snapshot_info()
+    try:
+        import_csv(
+            engine, snapshot_path(), config.section("fx"), kind="snapshot", extra_columns=("gpu_note",)
+        )
+    except exc.IntegrityError:
+        # Another process loaded it at the same moment; its copy is as good as ours.
+        pass
+    return info

@@ -1,0 +1,53 @@
+"""Opening the database the configuration names, with readable errors instead of driver tracebacks."""
+
+from __future__ import annotations
+
+from sqlalchemy import exc
+from sqlalchemy.engine import Engine, make_url
+
+from db.engine import SchemaTooNew, ensure_schema, make_engine
+from planner.config import Config
+from planner.errors import DatabaseError, UsageError
+
+
+def display_url(url: str) -> str:
+    """The URL with any password masked, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except exc.ArgumentError:
+        return "<unparseable URL>"
+
+
+def open_database(config: Config, url: str | None = None) -> Engine:
+    """An engine for ``url`` (else the configured one), migrated to the current schema."""
+    url = url or config.database_url
+    try:
+        engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
+    except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
+        raise UsageError(
+            f"cannot use database URL {display_url(url)!r}: {err}",
+            hint="use sqlite:///path/to/file.db or postgresql+psycopg://user@host/dbname",
+        ) from None
+    except ImportError as err:
+        raise UsageError(
+            f"the driver for {display_url(url)!r} is not installed ({err.name})",
+            hint="for PostgreSQL: pip install 'gpu-planner[postgres]'",
+        ) from None
+    try:
+        ensure_schema(engine)
+    except SchemaTooNew as err:
+        raise DatabaseError(
+            f"the database {display_url(url)} was created by a newer planner (schema {err})",
+            hint="upgrade planner",
+        ) from None
+    except exc.DBAPIError as err:
+        raise DatabaseError(
+            f"cannot open database {display_url(url)}: {_first_line(err.orig)}",
+            hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
+        ) from None
+    return engine
+
+
+def _first_line(error: BaseException | None) -> str:
+    text = str(error or "").strip()
+    return text.splitlines()[0] if text else type(error).__name__

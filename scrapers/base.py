@@ -1,0 +1,51 @@
+"""What every scraper yields and raises. Scrapers speak in the provider's own words; the pipeline
+(``planner.normalize``) decides what a GPU is called and turns prices into CNY per GPU-hour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+
+class ScrapeError(Exception):
+    """A provider answered with something we cannot use: an unknown shape, an error code, a login page.
+
+    Parsers raise this (and only this) on any payload they do not understand, so one provider's bad
+    night becomes a readable failed run instead of a crash or silently wrong prices.
+    """
+
+
+@dataclass(frozen=True)
+class RawOffer:
+    """One price for one instance type and billing mode, as the provider states it.
+
+    ``price`` is for one ``unit`` (hour, day, week, month, year) of either the whole instance
+    (``per="instance"``) or one GPU (``per="gpu"``, AutoDL). ``billing`` is the provider's word for the
+    mode or a canonical one (``on_demand``, ``spot``, ``daily``, ``weekly``, ``monthly``, ``yearly``).
+    ``gpu_count`` is a float because vGPU slices are fractions (Tencent GN7.LARGE20 = 0.25).
+    """
+
+    provider: str
+    region: str
+    instance_type: str
+    gpu_name: str
+    gpu_count: float
+    billing: str
+    price: Decimal
+    unit: str
+    currency: str = "CNY"
+    per: str = "instance"
+    zone: str | None = None
+    gpu_memory_gb: float | None = None
+    vcpus: int | None = None
+    memory_gb: float | None = None
+    is_list_price: bool = True
+    # Hourly tiers after the first, as (from_hour, price): Tencent's 96-360 h and >360 h steps.
+    tiers: tuple[tuple[int, Decimal], ...] = ()
+    # Availability where the provider says: "available", "sold_out", or None when unknown.
+    stock_status: str | None = None
+    idle_gpus: int | None = None
+    total_gpus: int | None = None
+    source: str = ""
+    extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
