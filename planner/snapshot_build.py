@@ -20,27 +20,12 @@ from pathlib import Path
 
 from planner import catalog
 from planner.importer import COLUMNS
+from scrapers.aliyun_families import FAMILIES, family_of
 
 OUTPUT = Path(__file__).parent / "data" / "snapshot.csv"
 SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
 UNSPECIFIED_REGION = "unspecified"
 
-# Aliyun CDN price file: family -> (GPU name, memory GB, inferred?). The file itself names no GPU; this
-# is the family table of providers.md section 2.3 (Aliyun's family docs, checked 2024-2026).
-ALIYUN_FAMILIES: dict[str, tuple[str, float, bool]] = {
-    "gn5": ("P100", 16, True),
-    "gn5i": ("P4", 8, True),
-    "gn6e": ("V100", 32, False),
-    "gn6i": ("T4", 16, False),
-    "gn6v": ("V100", 16, False),
-    "gn7e": ("A100", 80, False),
-    "gn7i": ("A10", 24, False),
-    "ebmgn6i": ("T4", 16, True),
-    "ebmgn6v": ("V100", 16, True),
-    "ebmgn7e": ("A100", 80, False),
-    "ebmgn7ex": ("A800", 80, True),
-    "ebmgn7ix": ("A10", 24, True),
-}
 # Points whose source names a GPU family with several memory sizes but not the size.
 ASSUMED_MEMORY_GB = {("tencent", "A100"): 40, ("volcengine", "A100"): 80}
 
@@ -69,16 +54,20 @@ def _aliyun_cdn(path: Path) -> list[dict[str, str]]:
     rows = []
     for region, body in doc["data"].items():
         for itype, info in body["instanceTypePrices"].items():
-            family = itype.split(".")[1].split("-")[0]
-            if family not in ALIYUN_FAMILIES or not info["onDemandPricePerHour"]:
-                continue  # vGPU slices (sgn*/vgn*) have no whole-GPU count; a 0 price means "not sold"
-            gpu, memory, inferred = ALIYUN_FAMILIES[family]
+            family = FAMILIES.get(family_of(itype) or "")
+            if family is None or family.vgpu or not info["onDemandPricePerHour"]:
+                continue  # vGPU slices have no whole-GPU count; a 0 price means "not sold"
+            note = (
+                f"GPU inferred from the {family_of(itype)} family, not stated by Aliyun"
+                if family.inferred
+                else ""
+            )
             rows.append(
                 _row(
                     "aliyun",
                     region,
                     itype,
-                    catalog.canonical_name(gpu, memory),
+                    catalog.canonical_name(family.gpu_name, family.gpu_memory_gb),
                     info["gpu"],
                     "on_demand",
                     info["onDemandPricePerHour"],
@@ -86,9 +75,7 @@ def _aliyun_cdn(path: Path) -> list[dict[str, str]]:
                     source,
                     vcpus=info["vcpu"],
                     memory_gb=info["memory"],
-                    gpu_note=f"GPU inferred from the {family} family, not stated by Aliyun"
-                    if inferred
-                    else "",
+                    gpu_note=note,
                 )
             )
     return rows

@@ -1,0 +1,136 @@
+"""Aliyun ECS OpenAPI (2014-05-26) calls used in account mode, signed ACS3-HMAC-SHA256.
+
+- ``DescribeInstanceTypes``: GPU specs (GPUSpec, GPUAmount, GPUMemorySize), paged by NextToken.
+- ``DescribeAvailableResource``: sold-out status per zone; must go to the region's own endpoint, else it
+  answers 500 UnknownError or silently nothing (ChangJi comment, providers.md §2.1).
+- ``DescribeSpotPriceHistory``: spot prices, CNY per hour on the China site.
+
+Throttling arrives as an error body with ``Code: Throttling`` and is retried by the HTTP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from scrapers.acs3 import Acs3Signer
+from scrapers.base import ScrapeError
+from scrapers.http import HttpClient, HttpResponse
+from scrapers.types import to_price
+
+VERSION = "2014-05-26"
+CENTRAL = "https://ecs.aliyuncs.com/"
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """What DescribeInstanceTypes says about one type's GPUs."""
+
+    gpu_name: str
+    gpu_count: int
+    gpu_memory_gb: float | None
+    vcpus: int | None
+    memory_gb: float | None
+
+
+def _throttled(resp: HttpResponse) -> bool:
+    return b'"Throttling' in resp.content[:2000]
+
+
+class AliyunApi:
+    """Signed ECS calls for one access key; every answer is checked before use."""
+
+    def __init__(self, client: HttpClient, access_key_id: str, access_key_secret: str) -> None:
+        self.client = client
+        self._id, self._secret = access_key_id, access_key_secret
+
+    def __repr__(self) -> str:
+        return "AliyunApi(<credentials hidden>)"
+
+    def call(self, action: str, params: Mapping[str, str], region: str | None = None) -> dict[str, Any]:
+        url = f"https://ecs.{region}.aliyuncs.com/" if region else CENTRAL
+        signer = Acs3Signer(self._id, self._secret, action=action, version=VERSION)
+        data = self.client.get(url, params=params, signer=signer, retry_if=_throttled).json()
+        if not isinstance(data, dict):
+            raise ScrapeError(f"aliyun {action}: answer is not an object")
+        if "Code" in data and "Message" in data:  # an error body that came with HTTP 200
+            raise ScrapeError(f"aliyun {action}: {data['Code']}: {str(data['Message'])[:160]}")
+        return data
+
+    def gpu_specs(self) -> dict[str, GpuSpec]:
+        """Every instance type with GPUAmount > 0, keyed by InstanceTypeId."""
+        specs: dict[str, GpuSpec] = {}
+        token = ""
+        for _page in range(100):  # a runaway NextToken must not loop forever
+            params = {"MaxResults": "100", **({"NextToken": token} if token else {})}
+            data = self.call("DescribeInstanceTypes", params)
+            items = _path(data, "InstanceTypes", "InstanceType", action="DescribeInstanceTypes")
+            for item in items:
+                if not isinstance(item, dict) or "InstanceTypeId" not in item:
+                    raise ScrapeError("aliyun DescribeInstanceTypes: an item lacks InstanceTypeId")
+                amount = item.get("GPUAmount", 0)
+                if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
+                    raise ScrapeError(f"aliyun DescribeInstanceTypes: GPUAmount {amount!r} is not a count")
+                if amount and item.get("GPUSpec"):
+                    specs[str(item["InstanceTypeId"])] = GpuSpec(
+                        str(item["GPUSpec"]),
+                        amount,
+                        item.get("GPUMemorySize") or None,
+                        item.get("CpuCoreCount"),
+                        item.get("MemorySize"),
+                    )
+            token = str(data.get("NextToken") or "")
+            if not token or not items:
+                return specs
+        raise ScrapeError("aliyun DescribeInstanceTypes: more than 100 pages")
+
+    def availability(self, region: str) -> dict[str, str]:
+        """Instance type → "available" (some zone has stock) or "sold_out" (listed, no zone has stock)."""
+        params = {"RegionId": region, "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
+        data = self.call("DescribeAvailableResource", params, region)
+        status: dict[str, str] = {}
+        for zone in _path(data, "AvailableZones", "AvailableZone", action="DescribeAvailableResource"):
+            for resource in _path(
+                zone, "AvailableResources", "AvailableResource", action="DescribeAvailableResource"
+            ):
+                for supported in _path(
+                    resource, "SupportedResources", "SupportedResource", action="DescribeAvailableResource"
+                ):
+                    if not isinstance(supported, dict) or "Value" not in supported:
+                        raise ScrapeError("aliyun DescribeAvailableResource: a SupportedResource lacks Value")
+                    if supported.get("Status") == "Available":
+                        status[str(supported["Value"])] = "available"
+                    else:
+                        status.setdefault(str(supported["Value"]), "sold_out")
+        return status
+
+    def spot_prices(self, region: str, instance_type: str) -> dict[str, Decimal]:
+        """Zone → the latest spot price (CNY per hour) for one type; empty when spot is not offered."""
+        params = {
+            "RegionId": region,
+            "InstanceType": instance_type,
+            "NetworkType": "vpc",
+            "OSType": "linux",
+            "IoOptimized": "optimized",
+        }
+        data = self.call("DescribeSpotPriceHistory", params, region)
+        latest: dict[str, tuple[str, Decimal]] = {}
+        for row in _path(data, "SpotPrices", "SpotPriceType", action="DescribeSpotPriceHistory"):
+            if not isinstance(row, dict) or not {"ZoneId", "Timestamp", "SpotPrice"} <= row.keys():
+                raise ScrapeError("aliyun DescribeSpotPriceHistory: a row lacks ZoneId/Timestamp/SpotPrice")
+            price = to_price(row["SpotPrice"], f"aliyun spot {region} {instance_type}")
+            zone, when = str(row["ZoneId"]), str(row["Timestamp"])
+            if price and (zone not in latest or when > latest[zone][0]):
+                latest[zone] = (when, price)
+        return {zone: price for zone, (_, price) in latest.items()}
+
+
+def _path(data: Any, outer: str, inner: str, *, action: str) -> list[Any]:
+    """``data[outer][inner]`` as a list (Aliyun wraps every list this way); a missing key is an error."""
+    value = data.get(outer) if isinstance(data, dict) else None
+    value = value.get(inner) if isinstance(value, dict) else None
+    if not isinstance(value, list):
+        raise ScrapeError(f"aliyun {action}: no {outer}.{inner} list in the answer")
+    return value

@@ -1,0 +1,286 @@
+"""AutoDL GPU marketplace: per-GPU prices per model and region (min and median), with idle GPU counts.
+
+Sources (providers.md §4, all unofficial web endpoints, read 2026-08): the public ``machine/gpu_type``
+and ``region/list`` (no login, probe dated 2026-08-20) and the logged-in market search
+``POST /api/v1/machine/search`` (a report dated 2026-08-06; item fields from the mfznttkx/autodl-gpuhunter
+docstrings). The market needs the raw web-session JWT in ``Authorization`` (a "Bearer " prefix fails with
+登录超时), pages of at most 100, and gentle pacing (gpuhunter sleeps 0.2 s between pages).
+
+Prices arrive in 厘 (1/1000 CNY) per GPU per unit (hour for ``payg``, day/week/month for the others) and
+vary per machine. Per GPU model and region we yield two :class:`RawOffer` with ``per="gpu"``: the
+cheapest (``instance_type`` = the GPU name, e.g. ``"RTX 4090"``) and the median (``"RTX 4090 (median)"``),
+both carrying the group's idle/total GPU counts, so either stays queryable per GPU-hour. A machine's
+price is its ``machine_sku_info`` entry for the charge type (``current_price``, what a renter pays now),
+else ``payg_price`` for pay-as-you-go; which of the two the market page shows is not verified.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from scrapers.base import RawOffer, ScrapeError
+from scrapers.http import HttpClient, HttpPolicy
+from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+
+PROVIDER = "autodl"
+GPU_TYPE_URL = "https://www.autodl.com/api/v1/machine/gpu_type"
+REGION_URL = "https://www.autodl.com/api/v1/region/list"
+SEARCH_URL = "https://www.autodl.com/api/v1/machine/search"
+ENV_TOKEN = "AUTODL_TOKEN"
+EXPIRED = "AutoDL refused the token ({}): log in again and refresh AUTODL_TOKEN"
+# charge_type -> (canonical billing, unit, hours in the unit)
+CHARGE_TYPES: dict[str, tuple[str, str, int]] = {
+    "payg": ("on_demand", "hour", 1),
+    "daily": ("daily", "day", 24),
+    "weekly": ("weekly", "week", 168),
+    "monthly": ("monthly", "month", 730),
+}
+PAGE_SIZE = 100  # the market caps page_size at 100 (report 2026-08-06)
+PAGE_PAUSE_S = 0.2  # gpuhunter's pause between pages
+MAX_PAGES = 200  # 3194 payg machines on 2026-08-06 = 32 pages; 200 means something is wrong
+MAX_CNY_PER_GPU_HOUR = Decimal(200)  # H800 is 8.88/GPU-hour (2026-08); 200 means the unit changed
+_LI_PER_CNY = Decimal(1000)
+
+
+@dataclass(frozen=True)
+class GpuType:
+    """One GPU model of the public catalogue, memory in GiB (``gpu_memory`` arrives in bytes)."""
+
+    name: str
+    memory_gb: float | None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One market machine for one charge type; ``price_li`` is None when it has no price for it."""
+
+    gpu_name: str
+    region: str
+    region_name: str
+    gpu_memory_gb: float | None
+    gpus: int
+    idle: int
+    price_li: int | None
+
+
+def li_to_cny(li: int) -> Decimal:
+    """厘 to yuan, exactly: 2720 -> Decimal("2.72")."""
+    return Decimal(li) / _LI_PER_CNY
+
+
+def _data(payload: bytes, what: str) -> Any:
+    """The ``data`` of AutoDL's ``{code, msg, data}`` envelope; an expired login is a clear ScrapeError."""
+    try:
+        body = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        raise ScrapeError(f"AutoDL {what}: the answer is not JSON (a login page?)") from None
+    if not isinstance(body, dict):
+        raise ScrapeError(f"AutoDL {what}: unexpected answer shape")
+    code, msg = body.get("code"), str(body.get("msg") or "")
+    if code == "AuthorizeFailed" or "登录" in msg:
+        raise ScrapeError(EXPIRED.format(code or msg))
+    if code not in ("Success", "OK"):  # gpuhunter accepts both
+        raise ScrapeError(f"AutoDL {what}: code {code!r} {msg[:80]!r}")
+    return body.get("data")
+
+
+def _gib(value: Any) -> float | None:
+    return round(value / 2**30, 1) if isinstance(value, int) and value > 0 else None
+
+
+def parse_gpu_types(payload: bytes) -> list[GpuType]:
+    """``GET machine/gpu_type`` -> the GPU catalogue."""
+    data = _data(payload, "gpu_type")
+    if not isinstance(data, list) or not data:
+        raise ScrapeError("AutoDL gpu_type: data is not a non-empty list")
+    try:
+        return [GpuType(str(d["gpu_name"]), _gib(d.get("gpu_memory"))) for d in data]
+    except (KeyError, TypeError):
+        raise ScrapeError("AutoDL gpu_type: an entry has no gpu_name") from None
+
+
+def parse_regions(payload: bytes) -> dict[str, str]:
+    """``GET region/list`` -> {region_sign: region_name}."""
+    data = _data(payload, "region/list")
+    rows: Any = data.get("list") if isinstance(data, dict) else data
+    try:
+        return {str(r["region_sign"]): str(r["region_name"]) for r in rows}
+    except (KeyError, TypeError):
+        raise ScrapeError("AutoDL region/list: no region_sign/region_name list") from None
+
+
+def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
+    skus = [s for s in item.get("machine_sku_info") or [] if isinstance(s, dict)]
+    raw = next((s.get("current_price") for s in skus if s.get("type") == charge_type), None)
+    if raw is None and charge_type == "payg":
+        raw = item.get("payg_price")
+    if raw is None:
+        return None
+    where = f"AutoDL {charge_type} price of machine {item.get('machine_id')}"
+    if isinstance(raw, bool) or not isinstance(
+        raw, int
+    ):  # 厘 are integers; a string or float means the shape changed
+        raise ScrapeError(f"{where}: {raw!r} is not an integer number of 厘")
+    li = int(to_price(raw, where))  # negative -> ScrapeError
+    hours = CHARGE_TYPES[charge_type][2]
+    if li_to_cny(li) / hours > MAX_CNY_PER_GPU_HOUR:
+        raise ScrapeError(f"{where}: {li} 厘 is absurd (over {MAX_CNY_PER_GPU_HOUR} CNY per GPU-hour)")
+    return li
+
+
+def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], int]:
+    """One ``machine/search`` page -> (machines, result_total)."""
+    data = _data(payload, "machine/search")
+    items, total = (data or {}).get("list"), (data or {}).get("result_total")
+    if not isinstance(items, list) or not isinstance(total, int):
+        raise ScrapeError("AutoDL machine/search: no data.list / data.result_total (shape changed?)")
+    machines = []
+    for item in items:
+        try:
+            machine = Machine(
+                str(item["gpu_name"]),
+                str(item["region_sign"]),
+                str(item.get("region_name") or item["region_sign"]),
+                _gib(item.get("gpu_memory")),
+                int(item["gpu_number"]),
+                int(item.get("gpu_idle_num") or 0),
+                _price_li(item, charge_type),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ScrapeError(f"AutoDL machine/search: an item lacks {exc} (shape changed?)") from None
+        machines.append(machine)
+    return machines, total
+
+
+def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
+    """Per (GPU model, region): the cheapest and the median price, and the idle/total GPU counts."""
+    billing, unit, _ = CHARGE_TYPES[charge_type]
+    groups: dict[tuple[str, str], list[Machine]] = defaultdict(list)
+    for m in machines:
+        groups[(m.gpu_name, m.region)].append(m)
+    offers = []
+    for (gpu, region), group in sorted(groups.items()):
+        prices = sorted(li_to_cny(m.price_li) for m in group if m.price_li)
+        if not prices:
+            continue
+        idle, total = sum(m.idle for m in group), sum(m.gpus for m in group)
+        for stat, price in (("min", prices[0]), ("median", statistics.median(prices))):
+            offers.append(
+                RawOffer(
+                    provider=PROVIDER,
+                    region=region,
+                    instance_type=gpu if stat == "min" else f"{gpu} (median)",
+                    gpu_name=gpu,
+                    gpu_count=1.0,
+                    billing=billing,
+                    price=price,
+                    unit=unit,
+                    per="gpu",
+                    gpu_memory_gb=group[0].gpu_memory_gb,
+                    stock_status="available" if idle > 0 else "sold_out",
+                    idle_gpus=idle,
+                    total_gpus=total,
+                    source=f"autodl machine/search charge_type={charge_type}",
+                    extra={"stat": stat, "machines": str(len(prices)), "region_name": group[0].region_name},
+                )
+            )
+    return offers
+
+
+class AutodlScraper:
+    """AutoDL market. Option ``charge_types``: any of payg, daily, weekly, monthly (default payg)."""
+
+    name: ClassVar[str] = PROVIDER
+    credential_env: ClassVar[tuple[str, ...]] = (ENV_TOKEN,)
+    http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=PAGE_PAUSE_S)
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.sleep = sleep
+        self.catalog: list[GpuType] = []  # the public GPU list of the last scrape (for the catalogue)
+        self.regions: dict[str, str] = {}
+
+    def mode(self, env: Mapping[str, str]) -> ProviderMode:
+        """``account`` with AUTODL_TOKEN: market prices and idle GPUs; else the public GPU list only."""
+        if env.get(ENV_TOKEN):
+            return ProviderMode("account", True, "market prices per GPU (min and median) and idle GPUs")
+        return ProviderMode(
+            "public",
+            False,
+            "the GPU model list only; no prices (quotes use the last known prices and their dates)",
+            unlock_env=(ENV_TOKEN,),
+        )
+
+    def scrape(self, client: HttpClient, settings: ProviderSettings) -> Iterator[RawOffer | Issue]:
+        """Public catalogue, then (with a token) every market page of every enabled charge type."""
+        token = settings.credentials.get(ENV_TOKEN, "").strip().removeprefix("Bearer ").strip()
+        try:
+            self.catalog = parse_gpu_types(client.get(GPU_TYPE_URL).content)
+            self.regions = parse_regions(client.get(REGION_URL).content)
+        except ScrapeError as exc:
+            if not token:
+                raise  # the public list is all this mode reads
+            yield Issue("skipped", f"public GPU/region list not read: {exc}")
+        if not token:
+            names = ", ".join(g.name for g in self.catalog)
+            yield Issue("skipped", f"no {ENV_TOKEN}: market prices not read; GPU list refreshed: {names}")
+            return
+        charge_types = list(settings.options.get("charge_types", ("payg",)))
+        unknown = [c for c in charge_types if c not in CHARGE_TYPES]
+        if unknown:
+            raise ScrapeError(f"AutoDL: unknown charge_types {unknown}; use {', '.join(CHARGE_TYPES)}")
+        wanted, first = set(settings.regions), True
+        for charge_type in charge_types:
+            machines: list[Machine] = []
+            for page in range(1, MAX_PAGES + 1):
+                if not first:
+                    self.sleep(PAGE_PAUSE_S)
+                first = False
+                got, total = parse_search_page(_search(client, token, charge_type, page), charge_type)
+                machines += got
+                if len(got) < PAGE_SIZE or len(machines) >= total:
+                    break
+            else:
+                raise ScrapeError(f"AutoDL machine/search {charge_type}: more than {MAX_PAGES} pages")
+            if wanted:
+                machines = [m for m in machines if m.region in wanted]
+            unpriced = sum(1 for m in machines if not m.price_li)
+            if unpriced:
+                yield Issue("skipped", f"{unpriced} {charge_type} machines without a {charge_type} price")
+            offers = aggregate(machines, charge_type)
+            if not offers:
+                yield Issue("skipped", f"the AutoDL market lists no priced {charge_type} machines")
+            yield from offers
+
+
+def _search(client: HttpClient, token: str, charge_type: str, page: int) -> bytes:
+    # Body as the market SPA sends it (report 2026-08-06); gpu_idle_num 0 includes busy machines.
+    body = {
+        "charge_type": charge_type,
+        "region_sign_list": [],
+        "gpu_type_name": [],
+        "machine_tag_name": [],
+        "gpu_idle_num": 0,
+        "mount_net_disk": False,
+        "instance_disk_size_order": "",
+        "date_range": "",
+        "date_from": "",
+        "date_to": "",
+        "page_index": page,
+        "page_size": PAGE_SIZE,
+        "pay_price_order": "",
+        "gpu_idle_type": "",
+        "default_order": True,
+    }
+    try:
+        return client.post(SEARCH_URL, json_body=body, headers={"Authorization": token}).content
+    except ScrapeError as exc:
+        if "HTTP 401" in str(exc) or "HTTP 403" in str(exc):
+            raise ScrapeError(EXPIRED.format("HTTP 401/403")) from None
+        raise

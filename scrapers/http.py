@@ -1,0 +1,232 @@
+"""One polite, recording HTTP client per provider, over one ``requests.Session``.
+
+Every scraper talks HTTP only through :class:`HttpClient`:
+
+- connect/read timeouts (:class:`HttpPolicy`), retries with exponential backoff on connection errors,
+  timeouts, 429 (``Retry-After`` honoured, capped) and 5xx; a provider hook may mark more responses as
+  retryable (Tencent's ``RequestLimitExceeded`` arrives as HTTP 200);
+- an identifying ``User-Agent: planner/<version> (+GPU price planner)``; TLS verification always on;
+- a minimum interval between requests (the provider's polite rate);
+- ``base_url``: replaces scheme and host (and prefixes its path, if any) of *every* request, for mirrors,
+  proxies and tests. Requests are signed for, recorded and replayed under their *logical* URL (the
+  provider's real host), so a folder recorded through a mirror replays without it;
+- ``save_raw_dir``: every response (each attempt, errors included) is written to
+  ``<dir>/<provider>/<seq>-<method>-<hash>.body`` plus a ``.json`` sidecar (method, logical url, status,
+  params, body, match key) with credentials, signatures and tokens removed (:mod:`scrapers.recording`);
+- ``from_raw_dir``: serves responses from such a folder, no network, no sleeping.
+
+Every failure surfaces as :class:`~scrapers.base.ScrapeError` naming the URL and status, never a secret.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+
+from scrapers.base import ScrapeError
+from scrapers.recording import Recorder, Replayer, redact_url, scrub_text
+
+
+@dataclass(frozen=True)
+class HttpPolicy:
+    """Timeouts, retries and politeness for one provider."""
+
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 60.0
+    max_retries: int = 3  # retries after the first attempt
+    backoff_base_s: float = 1.0  # 1, 2, 4 ... seconds
+    backoff_max_s: float = 30.0
+    retry_after_max_s: float = 60.0  # a provider asking for longer gets this much, then we retry
+    min_interval_s: float = 0.5  # between the starts of two requests to this provider
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """What a scraper gets back: status, logical URL, a few headers, the body bytes."""
+
+    status: int
+    url: str
+    headers: Mapping[str, str]
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON; an HTML login page or a truncated body is a :class:`ScrapeError`."""
+        try:
+            return json.loads(self.content)
+        except (ValueError, UnicodeDecodeError):
+            snippet = re.sub(r"\s+", " ", self.text[:80])
+            raise ScrapeError(f"{redact_url(self.url)} did not return JSON (starts {snippet!r})") from None
+
+
+class Signer(Protocol):
+    """Adds authentication headers for one attempt (called again on each retry: fresh nonce and time)."""
+
+    def __call__(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> dict[str, str]: ...
+
+
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def user_agent(version: str) -> str:
+    """The identifying User-Agent; the caller passes planner's version (scrapers never import planner)."""
+    return f"planner/{version} (+GPU price planner)"
+
+
+class HttpClient:
+    """HTTP for one provider. Not shared between providers; safe to use from one thread at a time."""
+
+    def __init__(
+        self,
+        provider: str,
+        *,
+        version: str,
+        base_url: str | None = None,
+        policy: HttpPolicy | None = None,
+        save_raw_dir: Path | str | None = None,
+        from_raw_dir: Path | str | None = None,
+        secrets: Iterable[str] = (),
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", provider):
+            raise ValueError(f"bad provider name {provider!r}")
+        self.provider = provider
+        self.policy = policy or HttpPolicy()
+        self.base_url = base_url.rstrip("/") if base_url else None
+        if self.base_url and urlsplit(self.base_url).scheme not in ("http", "https"):
+            raise ScrapeError(f"{provider}: base_url must start with http:// or https://")
+        self.secrets = tuple(s for s in secrets if s)
+        self.session = session or requests.Session()
+        self.session.verify = True  # never turned off: prices from a spoofed host are worse than none
+        self.session.headers["User-Agent"] = user_agent(version)
+        self._sleep, self._clock = sleep, clock
+        self._last_start: float | None = None
+        self._lock = threading.Lock()
+        self.recorder = Recorder(Path(save_raw_dir) / provider, self.secrets) if save_raw_dir else None
+        self.replayer = Replayer(Path(from_raw_dir) / provider) if from_raw_dir else None
+
+    def physical_url(self, url: str) -> str:
+        """The URL actually requested: ``url`` with scheme and host replaced by ``base_url``."""
+        if not self.base_url:
+            return url
+        base, parts = urlsplit(self.base_url), urlsplit(url)
+        return urlunsplit((base.scheme, base.netloc, base.path + parts.path, parts.query, ""))
+
+    def get(self, url: str, **kw: Any) -> HttpResponse:
+        return self.request("GET", url, **kw)
+
+    def post(self, url: str, **kw: Any) -> HttpResponse:
+        return self.request("POST", url, **kw)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        signer: Signer | None = None,
+        retry_if: Callable[[HttpResponse], bool] | None = None,
+    ) -> HttpResponse:
+        """Send one logical request (with retries); return a 2xx/3xx response or raise ScrapeError."""
+        method = method.upper()
+        prepared = requests.Request(method, url, params=dict(params or {})).prepare()
+        full_url = str(prepared.url)
+        body = b"" if json_body is None else json.dumps(json_body, ensure_ascii=False).encode()
+        base_headers = dict(headers or {})
+        if json_body is not None:
+            base_headers.setdefault("Content-Type", "application/json; charset=utf-8")
+        where = f"{self.provider}: {method} {redact_url(full_url)}"
+        attempts = self.policy.max_retries + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                resp = self._send(method, full_url, base_headers, body, signer)
+            except requests.RequestException as exc:
+                if last:
+                    raise ScrapeError(
+                        f"{where} failed after {attempts} attempts: {type(exc).__name__}"
+                    ) from None
+                self._pause(self._backoff_s(attempt))
+                continue
+            if self.recorder:
+                self.recorder.record(method, full_url, body, resp)
+            retryable = resp.status in RETRYABLE_STATUS or bool(retry_if and retry_if(resp))
+            if retryable and not last:
+                self._pause(self._retry_delay_s(resp, attempt))
+                continue
+            if retryable or resp.status >= 400:
+                snippet = scrub_text(re.sub(r"\s+", " ", resp.text[:160]), self.secrets)
+                tries = f" after {attempts} attempts" if retryable else ""
+                raise ScrapeError(f"{where} returned HTTP {resp.status}{tries}: {snippet}")
+            return resp
+        raise AssertionError("unreachable")
+
+    def _send(self, method: str, url: str, headers: dict[str, str], body: bytes, signer: Signer | None):
+        if self.replayer:
+            return self.replayer.serve(method, url, body)
+        all_headers = dict(headers)
+        if signer:
+            all_headers.update(signer(method, url, all_headers, body))
+        self._wait_turn()
+        raw = self.session.request(
+            method,
+            self.physical_url(url),
+            headers=all_headers,
+            data=body or None,
+            timeout=(self.policy.connect_timeout_s, self.policy.read_timeout_s),
+            allow_redirects=True,
+        )
+        keep = {k: v for k, v in raw.headers.items() if k.lower() in ("content-type", "retry-after", "date")}
+        return HttpResponse(raw.status_code, url, keep, raw.content)
+
+    def _wait_turn(self) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._last_start is not None:
+                wait = self._last_start + self.policy.min_interval_s - now
+                if wait > 0:
+                    self._sleep(wait)
+                    now += wait
+            self._last_start = now
+
+    def _pause(self, seconds: float) -> None:
+        if not self.replayer and seconds > 0:
+            self._sleep(seconds)
+
+    def _backoff_s(self, attempt: int) -> float:
+        return min(self.policy.backoff_base_s * 2**attempt, self.policy.backoff_max_s)
+
+    def _retry_delay_s(self, resp: HttpResponse, attempt: int) -> float:
+        header = {k.lower(): v for k, v in resp.headers.items()}.get("retry-after")
+        if header is None:
+            return self._backoff_s(attempt)
+        return min(max(parse_retry_after_s(header, time.time()), 0.0), self.policy.retry_after_max_s)
+
+
+def parse_retry_after_s(value: str, now_epoch_s: float) -> float:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date; garbage means 1 s."""
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return 1.0
+    return when.timestamp() - now_epoch_s

@@ -1,0 +1,57 @@
+"""Shared helpers for scraper tests: fixture files, a fake clock, a client that never really sleeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import responses
+
+from scrapers.http import HttpClient, HttpPolicy
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def fixture_json(provider: str, name: str) -> Any:
+    return json.loads((FIXTURES / provider / name).read_text(encoding="utf-8"))
+
+
+def fixture_bytes(provider: str, name: str) -> bytes:
+    return (FIXTURES / provider / name).read_bytes()
+
+
+class FakeClock:
+    """A monotonic clock that only moves when the client sleeps; records every sleep."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def rsps():
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        yield mock
+
+
+@pytest.fixture
+def make_client(clock: FakeClock):
+    def make(provider: str = "tencent", **kw: Any) -> HttpClient:
+        kw.setdefault("policy", HttpPolicy(min_interval_s=0.0))
+        return HttpClient(provider, version="9.9.9", sleep=clock.sleep, clock=clock, **kw)
+
+    return make

@@ -1,0 +1,300 @@
+"""Aliyun: CDN price file (public), version discovery and memory, GPU table/rules, account-mode API."""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+
+import pytest
+from conftest import fixture_bytes, fixture_json
+from responses import matchers
+
+from scrapers.aliyun import (
+    CDN_URL,
+    FALLBACK_VERSION,
+    PRICING_PAGE,
+    AliyunScraper,
+    discover_version,
+    parse_price_file,
+)
+from scrapers.aliyun_families import gpu_count_from_name
+from scrapers.base import RawOffer, ScrapeError
+from scrapers.registry import collect
+from scrapers.types import Issue, ProviderSettings
+
+CDN = fixture_json("aliyun", "instancePrice_2.0.300.constructed.json")
+PAGE = fixture_bytes("aliyun", "pricing_page.constructed.html")
+CREDS = {
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAItestkey",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "ali-secret-value-77",
+}
+
+
+def offers(items):
+    return [i for i in items if isinstance(i, RawOffer)]
+
+
+def find(items, region, itype, billing):
+    return [o for o in offers(items) if (o.region, o.instance_type, o.billing) == (region, itype, billing)]
+
+
+def test_naming_rule_matches_every_whole_gpu_type_in_the_priceserver_snapshot():
+    snapshot = fixture_json("aliyun", "priceserver_gpu_cn_2024-10-09.verbatim.json")["data"]
+    checked = 0
+    for region in snapshot.values():
+        for itype, row in region["instanceTypePrices"].items():
+            count = gpu_count_from_name(itype)
+            if "vws" in itype:
+                assert count is None, itype  # vGPU slice: the snapshot's "1" is not a whole card
+            else:
+                assert count == row["gpu"], itype
+                checked += 1
+    assert checked > 60
+
+
+@pytest.mark.parametrize(
+    ("itype", "count"),
+    [
+        ("ecs.gn7e-c16g1.32xlarge", 8),
+        ("ecs.gn6i-c24g1.24xlarge", 4),
+        ("ecs.gn6v-c10g1.20xlarge", 8),
+        ("ecs.gn7i-8x.32xlarge", 8),
+        ("ecs.gn8v-2x.8xlarge", 2),
+        ("ecs.gn8v.4xlarge", 1),
+        ("ecs.gn8is.2xlarge", 1),
+        ("ecs.gn5-c8g1.14xlarge", 8),
+        ("ecs.ebmgn8v.48xlarge", None),
+        ("ecs.gn7i.2xlarge", None),
+        ("ecs.g6.large", None),
+        ("ecs.gn8v-tee.4xlarge", None),
+        ("ecs.sgn7i-vws-m2.xlarge", None),
+    ],
+)
+def test_gpu_count_rules(itype, count):
+    assert gpu_count_from_name(itype) == count
+
+
+def test_discover_version_picks_newest_linked():
+    assert discover_version(PAGE.decode()) == "2.0.300"
+    assert discover_version("<html>nothing</html>") is None
+    assert (
+        discover_version(
+            "g.alicdn.com/aliyun/ecs-price-info/2.0.9/ g.alicdn.com/aliyun/ecs-price-info/2.0.10/"
+        )
+        == "2.0.10"
+    )
+
+
+def test_parse_cdn_file_offers_and_skips():
+    items = list(parse_price_file(CDN, "2.0.300", (), {}))
+    a100 = find(items, "cn-shenzhen", "ecs.gn7e-c16g1.4xlarge", "on_demand")[0]
+    assert (a100.gpu_name, a100.gpu_count, a100.gpu_memory_gb, a100.price, a100.unit) == (
+        "NVIDIA A100",
+        1.0,
+        80,
+        Decimal("34.742"),
+        "hour",
+    )
+    assert a100.currency == "CNY" and a100.source == "aliyun:cdn ecs-price-info/2.0.300 instancePrice.json"
+    assert {o.billing for o in offers(items) if o.instance_type == "ecs.gn7e-c16g1.4xlarge"} == {
+        "on_demand",
+        "weekly",
+        "monthly",
+        "yearly",
+    }
+    assert (
+        len(find(items, "cn-shenzhen", "ecs.gn7e-c16g1.4xlarge", "yearly")) == 1
+    )  # 2- and 3-year totals left out
+    assert find(items, "cn-shenzhen", "ecs.gn8v-2x.8xlarge", "on_demand")[0].gpu_name == "NVIDIA H20"
+    assert find(items, "cn-beijing", "ecs.gn6v-c8g1.4xlarge", "on_demand") == []  # price 0 = not sold
+    assert find(items, "cn-beijing", "ecs.g6.large", "on_demand") == []  # not a GPU type
+    assert not any(o.region == "ap-southeast-1" for o in offers(items))  # default: cn-* only
+    assert all(o.unit != "hour" or o.billing == "on_demand" for o in offers(items))
+    windows = [
+        o for o in offers(items) if o.region == "cn-beijing" and o.instance_type == "ecs.gn7i-c8g1.2xlarge"
+    ]
+    assert [o.price for o in windows if o.billing == "on_demand"] == [Decimal("9.5326")]  # linux only
+    skipped = {i.instance_type: i.message for i in items if isinstance(i, Issue)}
+    assert "table" in skipped["ecs.gn9t-c8g1.2xlarge"]
+    assert "count unknown" in skipped["ecs.ebmgn8v.48xlarge"]
+    assert "count unknown" in skipped["ecs.sgn6i-vws-m2.xlarge"]
+
+
+def test_region_setting_filters():
+    items = list(parse_price_file(CDN, "v", ("ap-southeast-1",), {}))
+    assert {o.region for o in offers(items)} == {"ap-southeast-1"}
+
+
+def test_verbatim_intl_sample_parses_with_its_currency():
+    sample = fixture_json("aliyun", "instancePrice_intl_2.0.7.verbatim.json")["response"]
+    assert list(parse_price_file(sample, "2.0.7", ("ap-southeast-1",), {})) == []  # no GPU types in it
+    sample = copy.deepcopy(sample)
+    sample["pricingInfo"]["ap-southeast-1::ecs.gn6i-c4g1.xlarge::vpc::linux::optimized"] = {
+        "hours": [{"price": "1.2", "period": "1"}]
+    }
+    got = offers(parse_price_file(sample, "2.0.7", ("ap-southeast-1",), {}))
+    assert [(o.currency, o.price) for o in got] == [("USD", Decimal("1.2"))]
+
+
+@pytest.mark.parametrize(
+    ("mutation", "message"),
+    [
+        (lambda d: d["pricingInfo"].__setitem__("cn-beijing::ecs.gn6i-c4g1.xlarge", {}), "region::type"),
+        (
+            lambda d: d["pricingInfo"][
+                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
+            ].__setitem__("hours", [{"price": "-3", "period": "1"}]),
+            "negative",
+        ),
+        (
+            lambda d: d["pricingInfo"][
+                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
+            ].__setitem__("hours", [{"price": "n/a", "period": "1"}]),
+            "not a number",
+        ),
+        (
+            lambda d: d["pricingInfo"][
+                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
+            ].__setitem__("hours", [{"cost": "3", "period": "1"}]),
+            "lacks price",
+        ),
+        (lambda d: d.__setitem__("currency", 5), "currency"),
+    ],
+)
+def test_malformed_cdn_file_raises(mutation, message):
+    data = copy.deepcopy(CDN)
+    mutation(data)
+    with pytest.raises(ScrapeError, match=message):
+        list(parse_price_file(data, "v", (), {}))
+
+
+def add_public(rsps, version="2.0.300", page=PAGE):
+    rsps.get(PRICING_PAGE, body=page, content_type="text/html")
+    rsps.get(CDN_URL.format(version=version), json=CDN)
+
+
+def test_public_flow_discovers_version_and_remembers_it(rsps, make_client, tmp_path):
+    add_public(rsps)
+    state = tmp_path / "state" / "aliyun.json"
+    settings = ProviderSettings(regions=("cn-shenzhen",), options={"state_path": str(state)})
+    result = collect(AliyunScraper(), make_client("aliyun"), settings)
+    assert result.status == "ok" and result.offers
+    assert [c.request.url for c in rsps.calls] == [PRICING_PAGE, CDN_URL.format(version="2.0.300")]
+    assert json.loads(state.read_text()) == {"cdn_version": "2.0.300"}
+
+
+def test_falls_back_to_remembered_version_when_page_changes(rsps, make_client, tmp_path):
+    state = tmp_path / "aliyun.json"
+    state.write_text(json.dumps({"cdn_version": "2.0.250"}))
+    add_public(rsps, version="2.0.250", page=b"<html>redesigned</html>")
+    result = collect(
+        AliyunScraper(), make_client("aliyun"), ProviderSettings(options={"state_path": str(state)})
+    )
+    assert result.status == "ok" and result.offers
+    assert [i.kind for i in result.issues if i.kind == "warning"] == ["warning"]
+    assert result.offers[0].source.startswith("aliyun:cdn ecs-price-info/2.0.250")
+
+
+def test_discovered_version_404_then_builtin_fallback(rsps, make_client):
+    rsps.get(PRICING_PAGE, body=PAGE)
+    rsps.get(CDN_URL.format(version="2.0.300"), status=404)
+    rsps.get(CDN_URL.format(version=FALLBACK_VERSION), json=CDN)
+    result = collect(AliyunScraper(), make_client("aliyun"), ProviderSettings())
+    assert result.status == "ok"
+    assert any("HTTP 404" in i.message for i in result.issues if i.kind == "warning")
+
+
+def test_no_usable_price_file_fails(rsps, make_client):
+    rsps.get(PRICING_PAGE, status=500)
+    rsps.get(CDN_URL.format(version=FALLBACK_VERSION), body="<html>login</html>")
+    result = collect(AliyunScraper(), make_client("aliyun"), ProviderSettings())
+    assert (
+        result.status == "failed"
+        and "no usable price file" in result.error
+        and "did not return JSON" in result.error
+    )
+
+
+def test_pinned_version_and_base_url(rsps, make_client):
+    rsps.get(
+        "http://127.0.0.1:8000/aliyun/ecs-price-info/2.0.300/price/download/instancePrice.json", json=CDN
+    )
+    settings = ProviderSettings(base_url="http://127.0.0.1:8000", options={"cdn_version": "2.0.300"})
+    result = collect(AliyunScraper(), make_client("aliyun", base_url=settings.base_url), settings)
+    assert result.status == "ok" and len(rsps.calls) == 1
+
+
+def add_account(rsps, spot_status=200):
+    add_public(rsps)
+    page1 = fixture_json("aliyun", "DescribeInstanceTypes_page1.constructed.json")
+    page2 = fixture_json("aliyun", "DescribeInstanceTypes_page2.constructed.json")
+    rsps.get(
+        "https://ecs.aliyuncs.com/",
+        json=page2,
+        match=[matchers.query_param_matcher({"MaxResults": "100", "NextToken": "page2token"})],
+    )
+    rsps.get(
+        "https://ecs.aliyuncs.com/", json=page1, match=[matchers.query_param_matcher({"MaxResults": "100"})]
+    )
+    rsps.get(
+        "https://ecs.cn-shenzhen.aliyuncs.com/",
+        json=fixture_json("aliyun", "DescribeAvailableResource_cn-shenzhen.constructed.json"),
+        match=[matchers.header_matcher({"x-acs-action": "DescribeAvailableResource"})],
+    )
+    spot = fixture_json("aliyun", "DescribeSpotPriceHistory_gn7i.constructed.json")
+    empty = {"RequestId": "S2", "SpotPrices": {"SpotPriceType": []}}
+
+    def spot_for(request):
+        if request.headers.get("x-acs-action") != "DescribeSpotPriceHistory":
+            return False, "not spot"
+        return True, ""
+
+    rsps.get(
+        "https://ecs.cn-shenzhen.aliyuncs.com/",
+        json=spot,
+        status=spot_status,
+        match=[
+            spot_for,
+            matchers.query_param_matcher({"InstanceType": "ecs.gn7i-c8g1.2xlarge"}, strict_match=False),
+        ],
+    )
+    rsps.get("https://ecs.cn-shenzhen.aliyuncs.com/", json=empty, match=[spot_for])
+
+
+def test_account_mode_specs_stock_and_spot(rsps, make_client):
+    add_account(rsps)
+    settings = ProviderSettings(regions=("cn-shenzhen",), credentials=CREDS)
+    result = collect(AliyunScraper(), make_client("aliyun", secrets=CREDS.values()), settings)
+    assert result.status == "ok", result.error
+    signed = [c.request for c in rsps.calls if "aliyuncs.com" in c.request.url]
+    assert all(
+        r.headers["Authorization"].startswith("ACS3-HMAC-SHA256 Credential=LTAItestkey,") for r in signed
+    )
+    assert all(r.headers["x-acs-version"] == "2014-05-26" for r in signed)
+    assert all("ali-secret-value-77" not in str(r.headers) + r.url for r in signed)
+    a100 = find(result.offers, "cn-shenzhen", "ecs.gn7e-c16g1.4xlarge", "on_demand")[0]
+    assert (a100.stock_status, a100.vcpus, a100.memory_gb) == ("sold_out", 16, 125)
+    a10 = find(result.offers, "cn-shenzhen", "ecs.gn7i-c8g1.2xlarge", "on_demand")[0]
+    assert a10.stock_status == "available"
+    spot = find(result.offers, "cn-shenzhen", "ecs.gn7i-c8g1.2xlarge", "spot")
+    assert {(o.zone, o.price) for o in spot} == {
+        ("cn-shenzhen-a", Decimal("2.1")),
+        ("cn-shenzhen-b", Decimal("1.9")),
+    }
+    h20 = find(result.offers, "cn-shenzhen", "ecs.ebmgn8v.48xlarge", "on_demand")[0]  # count from the API
+    assert (h20.gpu_count, h20.gpu_name) == (8.0, "NVIDIA H20")
+
+
+def test_account_mode_spot_failure_is_partial(rsps, make_client):
+    add_account(rsps, spot_status=403)
+    settings = ProviderSettings(regions=("cn-shenzhen",), credentials=CREDS)
+    result = collect(AliyunScraper(), make_client("aliyun"), settings)
+    assert result.status == "partial" and result.offers
+    assert any("HTTP 403" in i.message for i in result.issues)
+
+
+def test_mode():
+    assert AliyunScraper().mode({}).mode == "public"
+    assert AliyunScraper().mode({"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}).mode == "public"  # both needed
+    assert AliyunScraper().mode(CREDS).mode == "account"

@@ -1,0 +1,225 @@
+"""AutoDL: 厘 conversion, catalogue, market paging and pacing, min/median aggregation, failures."""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+import responses
+
+from scrapers.autodl import (
+    GPU_TYPE_URL,
+    REGION_URL,
+    SEARCH_URL,
+    AutodlScraper,
+    aggregate,
+    li_to_cny,
+    parse_gpu_types,
+    parse_regions,
+    parse_search_page,
+)
+from scrapers.base import RawOffer, ScrapeError
+from scrapers.http import HttpClient, HttpPolicy
+from scrapers.types import Issue, ProviderSettings
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "autodl"
+TOKEN = "eyJhbGciOiJIUzI1NiJ9.secret-session.jwt"
+ITEM = json.loads((FIXTURES / "search_item_documented.json").read_text(encoding="utf-8"))
+
+
+def _fx(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def _item(**changes) -> dict:
+    item = copy.deepcopy(ITEM)
+    item.update(changes)
+    return item
+
+
+def _page(items: list[dict], total: int) -> bytes:
+    return json.dumps({"code": "Success", "msg": "", "data": {"list": items, "result_total": total}}).encode()
+
+
+@pytest.mark.parametrize("li, cny", [(2720, "2.72"), (2510, "2.51"), (1, "0.001"), (10000, "10"), (0, "0")])
+def test_li_to_cny_is_exact(li, cny):
+    assert li_to_cny(li) == Decimal(cny)
+    assert str(li_to_cny(li)) == cny
+
+
+def test_catalogue_and_regions():
+    gpus = {g.name: g.memory_gb for g in parse_gpu_types(_fx("gpu_type.json"))}
+    assert gpus["RTX 4090"] == 24.0 and gpus["H20-NVLink"] == 96.0 and len(gpus) == 14
+    assert parse_regions(_fx("region_list.json")) == {"west-B": "西北B区", "beijing-A": "北京A区"}
+
+
+def test_documented_item_uses_the_current_sku_price():
+    machines, total = parse_search_page(_page([ITEM], 3194), "payg")
+    (m,) = machines
+    assert (m.gpu_name, m.region, m.gpus, m.idle, m.price_li, total) == (
+        "RTX 4090",
+        "west-B",
+        8,
+        3,
+        2510,
+        3194,
+    )
+    no_sku = _item(machine_sku_info=[])
+    assert parse_search_page(_page([no_sku], 1), "payg")[0][0].price_li == 2720  # falls back to payg_price
+    assert parse_search_page(_page([no_sku], 1), "daily")[0][0].price_li is None  # no daily price
+
+
+@pytest.mark.parametrize(
+    "price, match",
+    [
+        ("2720", "not an integer"),
+        (2.72, "not an integer"),
+        (-5, "negative"),
+        (900_000, "absurd"),
+        (True, "integer"),
+    ],
+)
+def test_bad_prices_fail_the_page(price, match):
+    item = _item(machine_sku_info=[{"type": "payg", "current_price": price}])
+    with pytest.raises(ScrapeError, match=match):
+        parse_search_page(_page([item], 1), "payg")
+
+
+@pytest.mark.parametrize(
+    "payload, match",
+    [
+        (b"<html><body>login</body></html>", "not JSON"),
+        (_fx("authorize_failed.json"), "log in again and refresh AUTODL_TOKEN"),
+        (b'{"code": "Success", "data": {"items": []}}', "no data.list"),
+        (_page([{k: v for k, v in ITEM.items() if k != "gpu_name"} | {"gpuName": "RTX 4090"}], 1), "lacks"),
+        (b'{"code": "InternalError", "msg": "busy", "data": null}', "InternalError"),
+    ],
+)
+def test_changed_or_refused_search_answers(payload, match):
+    with pytest.raises(ScrapeError, match=match):
+        parse_search_page(payload, "payg")
+
+
+def test_aggregate_min_median_and_availability_per_gpu_and_region():
+    items = [
+        _item(machine_sku_info=[{"type": "daily", "current_price": li}], gpu_idle_num=idle, gpu_number=8)
+        for li, idle in ((60000, 0), (48000, 2), (52000, 0), (70000, 1))
+    ]
+    items.append(_item(region_sign="beijing-A", region_name="北京A区", gpu_idle_num=0, gpu_number=4,
+                       machine_sku_info=[{"type": "daily", "current_price": 50000}]))  # fmt: skip
+    offers = aggregate(parse_search_page(_page(items, 5), "daily")[0], "daily")
+    west = {o.instance_type: o for o in offers if o.region == "west-B"}
+    assert west["RTX 4090"].price == Decimal("48")
+    assert west["RTX 4090 (median)"].price == Decimal("56")  # (52 + 60) / 2
+    for offer in west.values():
+        assert (offer.billing, offer.unit, offer.per, offer.gpu_count) == ("daily", "day", "gpu", 1.0)
+        assert (offer.idle_gpus, offer.total_gpus, offer.stock_status) == (3, 32, "available")
+        assert offer.extra["machines"] == "4"
+    beijing = [o for o in offers if o.region == "beijing-A"]
+    assert {o.stock_status for o in beijing} == {"sold_out"} and beijing[0].price == Decimal("50")
+
+
+class Sleeps(list):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def _client() -> HttpClient:
+    policy = HttpPolicy(max_retries=0, min_interval_s=0)
+    return HttpClient("autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=lambda s: None)
+
+
+def _public_endpoints() -> None:
+    responses.get(GPU_TYPE_URL, body=_fx("gpu_type.json"))
+    responses.get(REGION_URL, body=_fx("region_list.json"))
+
+
+def _run(settings: ProviderSettings, sleeps: Sleeps | None = None) -> tuple[list[RawOffer], list[Issue]]:
+    items = list(AutodlScraper(sleep=sleeps if sleeps is not None else Sleeps()).scrape(_client(), settings))
+    return [i for i in items if isinstance(i, RawOffer)], [i for i in items if isinstance(i, Issue)]
+
+
+@responses.activate
+def test_market_pages_until_a_short_page_paced_and_authorised_raw():
+    _public_endpoints()
+    many = [_item(machine_id=f"m{i}", gpu_idle_num=1) for i in range(150)]
+    responses.post(SEARCH_URL, body=_page(many[:100], 150))
+    responses.post(SEARCH_URL, body=_page(many[100:], 150))
+    responses.post(SEARCH_URL, body=_page(many[:1], 1))  # the weekly sweep
+    sleeps = Sleeps()
+    settings = ProviderSettings(
+        credentials={"AUTODL_TOKEN": f"Bearer {TOKEN}"}, options={"charge_types": ["payg", "weekly"]}
+    )
+    offers, issues = _run(settings, sleeps)
+    searches = [c.request for c in responses.calls if c.request.url == SEARCH_URL]
+    bodies = [json.loads(r.body) for r in searches]
+    assert [(b["charge_type"], b["page_index"], b["page_size"]) for b in bodies] == [
+        ("payg", 1, 100),
+        ("payg", 2, 100),
+        ("weekly", 1, 100),
+    ]
+    assert all(r.headers["Authorization"] == TOKEN for r in searches)  # raw token, "Bearer " stripped
+    assert sleeps == [0.2, 0.2]  # one pause before every search but the first
+    payg = [o for o in offers if o.billing == "on_demand"]
+    assert {o.instance_type for o in payg} == {"RTX 4090", "RTX 4090 (median)"}
+    assert payg[0].idle_gpus == 150 and payg[0].total_gpus == 1200 and payg[0].price == Decimal("2.51")
+    assert any("1 weekly machines without a weekly price" in i.message for i in issues)
+
+
+@responses.activate
+def test_market_stops_at_result_total_even_on_full_pages():
+    _public_endpoints()
+    responses.post(SEARCH_URL, body=_page([_item(machine_id=f"m{i}") for i in range(100)], 100))
+    offers, _ = _run(ProviderSettings(credentials={"AUTODL_TOKEN": TOKEN}))
+    assert len([c for c in responses.calls if c.request.url == SEARCH_URL]) == 1
+    assert len(offers) == 2
+
+
+@responses.activate
+def test_expired_token_is_a_clear_failure_without_the_token():
+    _public_endpoints()
+    responses.post(SEARCH_URL, body=_fx("authorize_failed.json"))
+    with pytest.raises(ScrapeError) as err:
+        _run(ProviderSettings(credentials={"AUTODL_TOKEN": TOKEN}))
+    assert "log in again and refresh AUTODL_TOKEN" in str(err.value)
+    assert TOKEN not in str(err.value)
+
+
+@responses.activate
+def test_http_401_is_an_expired_token_too():
+    _public_endpoints()
+    responses.post(SEARCH_URL, status=401, body=json.dumps({"msg": f"bad token {TOKEN}"}))
+    with pytest.raises(ScrapeError, match="refresh AUTODL_TOKEN") as err:
+        _run(ProviderSettings(credentials={"AUTODL_TOKEN": TOKEN}))
+    assert TOKEN not in str(err.value)
+
+
+@responses.activate
+def test_without_token_only_the_catalogue_is_read_and_the_run_says_so():
+    _public_endpoints()
+    scraper = AutodlScraper(sleep=Sleeps())
+    items = list(scraper.scrape(_client(), ProviderSettings()))
+    assert not any(isinstance(i, RawOffer) for i in items)
+    (issue,) = items
+    assert "no AUTODL_TOKEN" in issue.message and "RTX 4090" in issue.message
+    assert [g.name for g in scraper.catalog][:2] == ["RTX 5090", "RTX 5090 D"]
+    assert not any(c.request.url == SEARCH_URL for c in responses.calls)
+
+
+@responses.activate
+def test_empty_market_and_unknown_charge_type():
+    _public_endpoints()
+    responses.post(SEARCH_URL, body=_page([], 0))
+    offers, issues = _run(ProviderSettings(credentials={"AUTODL_TOKEN": TOKEN}))
+    assert offers == [] and any("lists no priced payg machines" in i.message for i in issues)
+    with pytest.raises(ScrapeError, match="unknown charge_types"):
+        _run(ProviderSettings(credentials={"AUTODL_TOKEN": TOKEN}, options={"charge_types": ["hourly"]}))
+
+
+def test_mode():
+    assert AutodlScraper().mode({}).unlock_env == ("AUTODL_TOKEN",)
+    assert AutodlScraper().mode({"AUTODL_TOKEN": TOKEN}).mode == "account"
+    assert TOKEN not in repr(AutodlScraper().mode({"AUTODL_TOKEN": TOKEN}))

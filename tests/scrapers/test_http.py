@@ -1,0 +1,161 @@
+"""HttpClient: timeouts, retries and backoff, Retry-After, politeness, base_url, errors without secrets."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+import responses
+from responses import matchers
+
+from scrapers.base import ScrapeError
+from scrapers.http import HttpPolicy, parse_retry_after_s
+
+URL = "https://cvm.tencentcloudapi.com/"
+
+
+def test_user_agent_names_planner_and_version(rsps, make_client):
+    rsps.get(URL, json={"ok": 1})
+    make_client().get(URL)
+    assert rsps.calls[0].request.headers["User-Agent"] == "planner/9.9.9 (+GPU price planner)"
+
+
+def test_timeouts_from_policy_are_passed(rsps, make_client, monkeypatch):
+    seen = {}
+    client = make_client(policy=HttpPolicy(connect_timeout_s=3, read_timeout_s=7, min_interval_s=0))
+    original = client.session.request
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(client.session, "request", spy)
+    rsps.get(URL, json={})
+    client.get(URL)
+    assert seen["timeout"] == (3, 7)
+    assert client.session.verify is True
+
+
+def test_retries_5xx_with_exponential_backoff_then_succeeds(rsps, make_client, clock):
+    rsps.get(URL, status=500)
+    rsps.get(URL, status=503)
+    rsps.get(URL, json={"fine": True})
+    resp = make_client().get(URL)
+    assert resp.json() == {"fine": True}
+    assert len(rsps.calls) == 3
+    assert clock.sleeps == [1.0, 2.0]
+
+
+def test_gives_up_after_max_retries_naming_url_and_status(rsps, make_client, clock):
+    for _ in range(4):
+        rsps.get(URL, status=502, body="bad gateway")
+    with pytest.raises(ScrapeError, match=r"GET https://cvm.tencentcloudapi.com/ returned HTTP 502 after 4"):
+        make_client().get(URL)
+    assert len(rsps.calls) == 4
+    assert clock.sleeps == [1.0, 2.0, 4.0]
+
+
+def test_429_honours_retry_after_and_caps_it(rsps, make_client, clock):
+    rsps.get(URL, status=429, headers={"Retry-After": "7"})
+    rsps.get(URL, status=429, headers={"Retry-After": "3600"})
+    rsps.get(URL, json={})
+    make_client(policy=HttpPolicy(min_interval_s=0, retry_after_max_s=60)).get(URL)
+    assert clock.sleeps == [7.0, 60.0]
+
+
+def test_retry_after_http_date():
+    assert parse_retry_after_s("Wed, 21 Oct 2015 07:28:10 GMT", 1445412480.0) == pytest.approx(10.0)
+    assert parse_retry_after_s("soon", 0) == 1.0
+
+
+def test_connection_errors_are_retried_then_reported(rsps, make_client, clock):
+    rsps.get(URL, body=requests.ConnectionError("boom"))
+    rsps.get(URL, body=requests.ConnectTimeout("slow"))
+    rsps.get(URL, json={"ok": 1})
+    assert make_client().get(URL).json() == {"ok": 1}
+    assert clock.sleeps == [1.0, 2.0]
+    for _ in range(4):
+        rsps.get(URL, body=requests.ReadTimeout("slow"))
+    with pytest.raises(ScrapeError, match="failed after 4 attempts: ReadTimeout"):
+        make_client().get(URL)
+
+
+def test_client_error_is_not_retried(rsps, make_client, clock):
+    rsps.get(URL, status=404, body="<html>not here</html>")
+    with pytest.raises(ScrapeError, match=r"HTTP 404: <html>not here"):
+        make_client().get(URL)
+    assert len(rsps.calls) == 1 and clock.sleeps == []
+
+
+def test_retry_if_hook_retries_a_200_throttle(rsps, make_client, clock):
+    rsps.post(URL, json={"Response": {"Error": {"Code": "RequestLimitExceeded"}}})
+    rsps.post(URL, json={"Response": {"ok": 1}})
+    resp = make_client().post(URL, json_body={}, retry_if=lambda r: b"RequestLimitExceeded" in r.content)
+    assert resp.json() == {"Response": {"ok": 1}}
+    assert clock.sleeps == [1.0]
+
+
+def test_polite_minimum_interval_between_requests(rsps, make_client, clock):
+    rsps.get(URL, json={})
+    client = make_client(policy=HttpPolicy(min_interval_s=0.5))
+    for _ in range(3):
+        client.get(URL)
+    assert clock.sleeps == [0.5, 0.5]
+
+
+def test_base_url_replaces_scheme_and_host_of_every_request(rsps, make_client):
+    rsps.post(
+        "http://127.0.0.1:8080/mirror/cgi/api", json={}, match=[matchers.query_param_matcher({"a": "1"})]
+    )
+    rsps.get("http://127.0.0.1:8080/mirror/price/x.json", json={})
+    client = make_client(base_url="http://127.0.0.1:8080/mirror/")
+    client.post("https://workbench.cloud.tencent.com/cgi/api", params={"a": "1"}, json_body={"k": 1})
+    client.get("https://g.alicdn.com/price/x.json")
+    assert [c.request.url for c in rsps.calls] == [
+        "http://127.0.0.1:8080/mirror/cgi/api?a=1",
+        "http://127.0.0.1:8080/mirror/price/x.json",
+    ]
+
+
+def test_signer_sees_logical_url_and_runs_per_attempt(rsps, make_client):
+    seen = []
+
+    def signer(method, url, headers, body):
+        seen.append(url)
+        return {"Authorization": f"sig-{len(seen)}"}
+
+    rsps.post("http://localhost:9/", status=500)
+    rsps.post("http://localhost:9/", json={})
+    make_client(base_url="http://localhost:9").post(URL, json_body={"x": 1}, signer=signer)
+    assert seen == [URL, URL]
+    assert [c.request.headers["Authorization"] for c in rsps.calls] == ["sig-1", "sig-2"]
+    assert rsps.calls[0].request.headers["Content-Type"] == "application/json; charset=utf-8"
+
+
+def test_errors_never_contain_the_secret(rsps, make_client):
+    secret = "SuperSecretKey123"
+    rsps.get(URL, status=403, body=f'{{"Message": "bad key {secret}"}}')
+    with pytest.raises(ScrapeError) as info:
+        make_client(secrets=[secret]).get(URL, params={"Signature": "abc", "Region": "x"})
+    text = str(info.value)
+    assert secret not in text and "abc" not in text
+    assert "Signature=%2A%2A%2A" in text and "Region=x" in text and info.value.__cause__ is None
+
+
+def test_html_instead_of_json_is_a_scrape_error(rsps, make_client):
+    rsps.get(URL, body="<!doctype html><title>登录</title>", content_type="text/html")
+    with pytest.raises(ScrapeError, match="did not return JSON"):
+        make_client().get(URL).json()
+
+
+def test_bad_base_url_and_provider_name_are_refused(make_client):
+    with pytest.raises(ScrapeError, match="base_url"):
+        make_client(base_url="ftp://mirror")
+    with pytest.raises(ValueError):
+        make_client(provider="../etc")
+
+
+@responses.activate
+def test_no_network_without_mock(make_client):
+    # responses.activate with nothing registered: any real request would be refused, proving isolation.
+    with pytest.raises(ScrapeError):
+        make_client(policy=HttpPolicy(max_retries=0, min_interval_s=0)).get("https://example.invalid/")
