@@ -1,0 +1,230 @@
+"""GPU vocabulary: the one place that names GPU models, their specs and the names providers use for them.
+
+The data is ``planner/data/gpus.csv`` (one row per canonical model, specs and purchase prices with their
+sources), loaded on first use. ``canonical_name`` turns any spelling ("NVIDIA A100 80GB", "A100-SXM4-80GB",
+"RTX 4090D", "Tesla T4") into a canonical name such as ``A100-80GB``; ``resolve_query`` says which models a
+user's ``--gpu`` means. Unknown names raise ``UnknownNameError`` with near matches; a family with several
+memory sizes and no memory figure raises ``UsageError``.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from importlib import resources
+
+from planner.errors import UnknownNameError, UsageError
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One canonical GPU model (``A100-80GB``) with its specs; unknown figures are None, never guessed."""
+
+    name: str
+    family: str
+    variant_of: str | None
+    memory_gb: float
+    memory_type: str | None
+    bandwidth_gbps: float | None
+    fp32_tflops: float | None
+    dense_tflops: float | None  # dense BF16 (FP16 where the GPU has no BF16), FP32 accumulate
+    has_bf16: bool
+    tdp_watts: float | None
+    purchase_price_cny: Decimal | None
+    purchase_price_usd: Decimal | None
+    purchase_price_date: str | None
+    purchase_price_source: str | None
+    spec_source: str | None
+    china_note: str | None
+    aliases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A model picked by ``resolve_query``; ``is_variant`` when only ``include_variants`` brought it in."""
+
+    model: GpuModel
+    is_variant: bool
+
+
+# Words that say how a card is packaged, sold or built, not which card it is ("NVIDIA H100 80GB HBM3" is
+# how nvidia-smi names an H100 SXM).
+_NOISE = frozenset(
+    {"nvidia", "tesla", "geforce", "gpu", "sxm", "sxm2", "sxm3", "sxm4", "sxm5", "pcie", "nvlink"}
+    | {"hbm2", "hbm2e", "hbm3", "hbm3e"}
+)
+# "80GB", "80G", "80 GiB", "79.6GB": a memory figure needs its unit, so "A100 40/80GB" keeps its "40".
+_MEMORY_RE = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(?:gib|gb|g)(?![a-z0-9])")
+
+
+@dataclass(frozen=True)
+class _Catalog:
+    models: tuple[GpuModel, ...]
+    by_name: dict[str, GpuModel]
+    by_family: dict[str, tuple[GpuModel, ...]]
+    family_keys: dict[str, str]  # normalised spelling -> family
+
+
+def _parse(raw: str) -> tuple[str, float | None]:
+    """Split a GPU name into a family key ("a100", "rtx4090d") and the memory figure it names, if any."""
+    text = raw.casefold()
+    memory = None
+    match = _MEMORY_RE.search(text)
+    if match:
+        memory = float(match.group(1))
+        text = text[: match.start()] + " " + text[match.end() :]
+    tokens = [t for t in re.split(r"[^a-z0-9]+", text) if t and t not in _NOISE]
+    return "".join(tokens), memory
+
+
+def _opt_float(value: str) -> float | None:
+    return float(value) if value else None
+
+
+def _opt_decimal(value: str) -> Decimal | None:
+    return Decimal(value) if value else None
+
+
+def _model_from_row(row: dict[str, str]) -> GpuModel:
+    return GpuModel(
+        name=row["name"],
+        family=row["family"],
+        variant_of=row["variant_of"] or None,
+        memory_gb=float(row["memory_gb"]),
+        memory_type=row["memory_type"] or None,
+        bandwidth_gbps=_opt_float(row["bandwidth_gbps"]),
+        fp32_tflops=_opt_float(row["fp32_tflops"]),
+        dense_tflops=_opt_float(row["bf16_fp16_dense_tflops"]),
+        has_bf16=row["has_bf16"] == "true",
+        tdp_watts=_opt_float(row["tdp_watts"]),
+        purchase_price_cny=_opt_decimal(row["purchase_price_cny"]),
+        purchase_price_usd=_opt_decimal(row["purchase_price_usd"]),
+        purchase_price_date=row["purchase_price_date"] or None,
+        purchase_price_source=row["purchase_price_source"] or None,
+        spec_source=row["spec_source"] or None,
+        china_note=row["china_note"] or None,
+        aliases=tuple(a for a in row["aliases"].split("|") if a),
+    )
+
+
+@functools.cache
+def _catalog() -> _Catalog:
+    text = resources.files("planner").joinpath("data/gpus.csv").read_text(encoding="utf-8")
+    models = tuple(_model_from_row(row) for row in csv.DictReader(text.splitlines()))
+    by_family: dict[str, list[GpuModel]] = {}
+    for model in models:
+        by_family.setdefault(model.family, []).append(model)
+    family_keys: dict[str, str] = {}
+
+    def add_key(key: str, family: str) -> None:
+        if family_keys.setdefault(key, family) != family:
+            raise ValueError(f"gpus.csv: {key!r} names both {family_keys[key]} and {family}")
+
+    for model in models:
+        key = _parse(model.family)[0]
+        add_key(key, model.family)
+        if key.startswith("rtx"):  # people say "4090" and "A6000" as often as "RTX 4090"
+            add_key(key[3:], model.family)
+        for alias in model.aliases:
+            add_key(_parse(alias)[0], model.family)
+    return _Catalog(
+        models=models,
+        by_name={m.name: m for m in models},
+        by_family={f: tuple(ms) for f, ms in by_family.items()},
+        family_keys=family_keys,
+    )
+
+
+def all_models() -> list[GpuModel]:
+    """Every canonical GPU model, in catalog order (data-centre cards first, then workstation/GeForce)."""
+    return list(_catalog().models)
+
+
+def families() -> list[str]:
+    """Family names ("A100", "RTX4090", ...) in catalog order."""
+    return list(_catalog().by_family)
+
+
+def get_model(name: str) -> GpuModel:
+    """The model with this exact canonical name (``get_model("A100-80GB")``); KeyError for any other name."""
+    return _catalog().by_name[name]
+
+
+def _suggestions(raw: str, extra: tuple[GpuModel, ...] = ()) -> list[str]:
+    cat = _catalog()
+    names = [m.name for m in cat.models] + list(cat.by_family)
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(re.sub(r"[^a-z0-9]", "", name.casefold()), name)
+    query = re.sub(r"[^a-z0-9]", "", raw.casefold())
+    # People type the letter O for zero ("H8OO", "A1OO"): try the digit reading too.
+    digits = query.translate(str.maketrans("oil", "011"))
+    near = [
+        by_key[k]
+        for q in dict.fromkeys((query, digits))
+        for k in difflib.get_close_matches(q, by_key, n=5, cutoff=0.6)
+    ]
+    return list(dict.fromkeys([m.name for m in extra] + near))
+
+
+def _family_of(raw: str) -> tuple[str, float | None]:
+    key, memory = _parse(raw)
+    family = _catalog().family_keys.get(key)
+    if family is None:
+        raise UnknownNameError("GPU", raw, _suggestions(raw))
+    return family, memory
+
+
+def _with_memory(label: str, family: str, memory_gb: float) -> GpuModel:
+    # Tolerance covers GiB vs marketed GB (an "80GB" H100 reports 79.6 GiB) but never another size.
+    models = _catalog().by_family[family]
+    fits = [m for m in models if abs(m.memory_gb - memory_gb) <= max(1.0, 0.1 * m.memory_gb)]
+    if not fits:
+        raise UnknownNameError("GPU", label, _suggestions(label, models))
+    return min(fits, key=lambda m: abs(m.memory_gb - memory_gb))
+
+
+def canonical_name(raw: str, memory_gb: float | None = None) -> str:
+    """The canonical model name for any spelling a provider or person uses.
+
+    ``canonical_name("NVIDIA A100 80GB") == canonical_name("A100-SXM4-80GB") == "A100-80GB"``. A memory
+    figure in the name wins over ``memory_gb`` (per card, GB or GiB); either picks the size within a family:
+    ``canonical_name("NVIDIA A100", memory_gb=80) == "A100-80GB"``. Raises ``UsageError`` when the family
+    has several sizes and no memory is known, ``UnknownNameError`` for a name that is not a known card
+    (including vGPU slices such as "vGPU-32GB").
+    """
+    family, memory = _family_of(raw)
+    if memory is not None:
+        return _with_memory(raw, family, memory).name
+    if memory_gb is not None:
+        return _with_memory(f"{raw} ({memory_gb:g} GB)", family, memory_gb).name
+    models = _catalog().by_family[family]
+    if len(models) > 1:
+        names = [m.name for m in models]
+        listed = ", ".join(names[:-1]) + " or " + names[-1]
+        raise UsageError(f"ambiguous GPU {raw!r}: {listed}", hint=f"name the memory size, e.g. {names[-1]!r}")
+    return models[0].name
+
+
+def resolve_query(query: str, include_variants: bool = False) -> list[Selection]:
+    """The models a user means by ``--gpu QUERY``: the selected models in catalog order, then any variants.
+
+    A family ("A100", "4090") means all its sizes; a name with memory ("A100-80GB", "a100 80g") one
+    model. China variants standing in for a selected model (A800-80GB for A100-80GB, RTX4090D-24GB for
+    RTX4090-24GB, ...) are added only with ``include_variants``, marked ``is_variant=True``; asking for
+    "A800" itself selects it as a plain model. Unknown names raise ``UnknownNameError`` with near names.
+    """
+    family, memory = _family_of(query)
+    cat = _catalog()
+    chosen = [_with_memory(query, family, memory)] if memory is not None else list(cat.by_family[family])
+    names = {m.name for m in chosen}
+    selections = [Selection(m, is_variant=False) for m in chosen]
+    if include_variants:
+        selections += [
+            Selection(m, is_variant=True) for m in cat.models if m.variant_of in names and m.name not in names
+        ]
+    return selections
