@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import Select, and_, exists, func, select
+from sqlalchemy import Select, and_, case, exists, func, select
 from sqlalchemy.engine import Connection
 
-from db.schema import instances, prices, scrape_runs
+from db.schema import availability, instances, prices, scrape_runs
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,25 @@ class LatestPrice:
     observed_at: dt.datetime
     source: str | None
     run_kind: str
+    median_price: Decimal | None = None  # a marketplace's median listing (AutoDL); `price` is the cheapest
+
+
+@dataclass(frozen=True)
+class Availability:
+    """The latest stock a provider stated for one instance and billing mode, and when."""
+
+    stock_status: str | None  # available | sold_out | None
+    idle_gpus: int | None
+    total_gpus: int | None
+    observed_at: dt.datetime
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stock_status": self.stock_status,
+            "idle_gpus": self.idle_gpus,
+            "total_gpus": self.total_gpus,
+            "observed_at": self.observed_at.isoformat(),
+        }
 
 
 def has_prices(conn: Connection) -> bool:
@@ -103,6 +122,7 @@ def _latest_statement(
             prices.c.observed_at,
             prices.c.source,
             scrape_runs.c.kind,
+            prices.c.median_price,
         )
         .select_from(latest)
         .join(
@@ -136,6 +156,292 @@ def recent_prices(
         for iid, billing, day, price in rows:
             if (iid, billing) in out:
                 out[(iid, billing)].append((day, price))
+    return out
+
+
+def latest_availability(
+    conn: Connection, keys: Iterable[tuple[int, str]]
+) -> dict[tuple[int, str], Availability]:
+    """The latest stock observation of each (instance_id, billing) that has one.
+
+    Groups on ``uq_availability_instance_billing_run`` (the latest run per key) and joins back: one row
+    per key, never the whole history.
+    """
+    keys = set(keys)
+    out: dict[tuple[int, str], Availability] = {}
+    iids = sorted({k[0] for k in keys})
+    for start in range(0, len(iids), 500):
+        chunk = iids[start : start + 500]
+        latest = (
+            select(
+                availability.c.instance_id,
+                availability.c.billing,
+                func.max(availability.c.run_id).label("run_id"),
+            )
+            .where(availability.c.instance_id.in_(chunk))
+            .group_by(availability.c.instance_id, availability.c.billing)
+            .subquery("latest")
+        )
+        rows = conn.execute(
+            select(
+                availability.c.instance_id,
+                availability.c.billing,
+                availability.c.stock_status,
+                availability.c.idle_gpus,
+                availability.c.total_gpus,
+                availability.c.observed_at,
+            ).join(
+                latest,
+                and_(
+                    availability.c.instance_id == latest.c.instance_id,
+                    availability.c.billing == latest.c.billing,
+                    availability.c.run_id == latest.c.run_id,
+                ),
+            )
+        )
+        for iid, billing, status, idle, total, observed_at in rows:
+            if (iid, billing) in keys:
+                out[(iid, billing)] = Availability(status, idle, total, observed_at)
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One day of one GPU model at one provider and billing mode: the spread of CNY per GPU-hour over
+    the instances observed that day, and (where stated) the stock of the last run of the day."""
+
+    day: dt.date
+    provider: str
+    gpu_model: str
+    billing: str
+    instances: int
+    min_cny_per_gpu_hour: Decimal
+    max_cny_per_gpu_hour: Decimal
+    median_cny_per_gpu_hour: Decimal | None = None  # marketplace median listing, when there is one
+    stock_known: int = 0
+    sold_out: int = 0
+    idle_gpus: int | None = None
+    total_gpus: int | None = None
+
+
+def price_history(
+    conn: Connection,
+    gpu_models: Sequence[str],
+    since: dt.date,
+    providers: Sequence[str] | None = None,
+    billing: Sequence[str] | None = None,
+) -> list[HistoryRow]:
+    """Day by day since ``since``: per provider, GPU model and billing mode, aggregated in SQL.
+
+    Reads the instances of ``gpu_models`` through ``ix_instances_gpu_model`` and their prices through
+    ``uq_prices_instance_billing_day`` and their stock through ``ix_availability_instance_day``; rows
+    come back already grouped (one per day and series), so a long history costs no Python memory.
+    """
+    wanted = _wanted_instances(gpu_models, providers)
+    price_rows = conn.execute(_history_statement(wanted, since, billing)).all()
+    stock = _stock_history(conn, wanted, since, billing)
+    out = []
+    for day, provider, model, mode, count, low, high, median in price_rows:
+        known, sold_out, idle, total = stock.get((day, provider, model, mode), (0, 0, None, None))
+        out.append(
+            HistoryRow(
+                day=day,
+                provider=provider,
+                gpu_model=model,
+                billing=mode,
+                instances=int(count),
+                min_cny_per_gpu_hour=_decimal(low),
+                max_cny_per_gpu_hour=_decimal(high),
+                median_cny_per_gpu_hour=None if median is None else _decimal(median),
+                stock_known=known,
+                sold_out=sold_out,
+                idle_gpus=idle,
+                total_gpus=total,
+            )
+        )
+    out.sort(key=lambda r: (r.gpu_model, r.provider, r.billing, r.day))
+    return out
+
+
+def _wanted_instances(gpu_models: Sequence[str], providers: Sequence[str] | None) -> Select:
+    inst_filter = [instances.c.gpu_model.in_(list(gpu_models))]
+    if providers:
+        inst_filter.append(instances.c.provider.in_(list(providers)))
+    return select(instances.c.id).where(*inst_filter)
+
+
+def _history_statement(wanted_instances: Select, since: dt.date, billing: Sequence[str] | None) -> Select:
+    price_filter = [prices.c.instance_id.in_(wanted_instances), prices.c.observed_on >= since]
+    if billing:
+        price_filter.append(prices.c.billing.in_(list(billing)))
+    # A marketplace's median per GPU-hour: median_price scaled like price (same unit and GPUs).
+    median_per_gpu_hour = prices.c.median_price * prices.c.cny_per_gpu_hour / prices.c.price
+    return (
+        select(
+            prices.c.observed_on,
+            instances.c.provider,
+            instances.c.gpu_model,
+            prices.c.billing,
+            func.count(),
+            func.min(prices.c.cny_per_gpu_hour),
+            func.max(prices.c.cny_per_gpu_hour),
+            func.min(median_per_gpu_hour),
+        )
+        .join(instances, instances.c.id == prices.c.instance_id)
+        .where(*price_filter)
+        .group_by(prices.c.observed_on, instances.c.provider, instances.c.gpu_model, prices.c.billing)
+    )
+
+
+def _stock_history(
+    conn: Connection, wanted_instances: Select, since: dt.date, billing: Sequence[str] | None
+) -> dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None]]:
+    """Per (day, provider, GPU model, billing): instances with a stated stock, how many sold out, and
+    the idle/total GPUs, each instance counted at its last run of the day."""
+    last_filter = [availability.c.instance_id.in_(wanted_instances), availability.c.observed_on >= since]
+    if billing:
+        last_filter.append(availability.c.billing.in_(list(billing)))
+    last = (
+        select(
+            availability.c.instance_id,
+            availability.c.billing,
+            availability.c.observed_on,
+            func.max(availability.c.run_id).label("run_id"),
+        )
+        .where(*last_filter)
+        .group_by(availability.c.instance_id, availability.c.billing, availability.c.observed_on)
+        .subquery("last")
+    )
+    sold_out = func.sum(case((availability.c.stock_status == "sold_out", 1), else_=0))
+    rows = conn.execute(
+        select(
+            availability.c.observed_on,
+            instances.c.provider,
+            instances.c.gpu_model,
+            availability.c.billing,
+            func.count(availability.c.stock_status),
+            sold_out,
+            func.sum(availability.c.idle_gpus),
+            func.sum(availability.c.total_gpus),
+        )
+        .select_from(last)
+        .join(
+            availability,
+            and_(
+                availability.c.instance_id == last.c.instance_id,
+                availability.c.billing == last.c.billing,
+                availability.c.run_id == last.c.run_id,
+            ),
+        )
+        .join(instances, instances.c.id == availability.c.instance_id)
+        .group_by(
+            availability.c.observed_on, instances.c.provider, instances.c.gpu_model, availability.c.billing
+        )
+    )
+    return {
+        (day, provider, model, mode): (
+            int(known or 0),
+            int(out or 0),
+            None if idle is None else int(idle),
+            None if total is None else int(total),
+        )
+        for day, provider, model, mode, known, out, idle, total in rows
+    }
+
+
+def _decimal(value: object) -> Decimal:
+    return Decimal(str(value)).quantize(Decimal("0.000001"))
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    provider: str
+    kind: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    status: str
+    offers_seen: int
+    prices_stored: int
+    prices_changed: int
+    unknown_gpus: str | None
+    error: str | None
+    source: str | None
+    mode: str | None
+    offers_skipped: int | None
+    prices_flagged: int | None
+    notes: str | None
+
+
+def recent_runs(conn: Connection, limit: int = 20, providers: Sequence[str] | None = None) -> list[RunRow]:
+    """The latest ``limit`` runs (newest first), optionally of some providers only."""
+    query = select(
+        scrape_runs.c.id,
+        scrape_runs.c.provider,
+        scrape_runs.c.kind,
+        scrape_runs.c.started_at,
+        scrape_runs.c.finished_at,
+        scrape_runs.c.status,
+        scrape_runs.c.offers_seen,
+        scrape_runs.c.prices_stored,
+        scrape_runs.c.prices_changed,
+        scrape_runs.c.unknown_gpus,
+        scrape_runs.c.error,
+        scrape_runs.c.source,
+        scrape_runs.c.mode,
+        scrape_runs.c.offers_skipped,
+        scrape_runs.c.prices_flagged,
+        scrape_runs.c.notes,
+    )
+    if providers:
+        query = query.where(scrape_runs.c.provider.in_(list(providers)))
+    return [
+        RunRow(**row._mapping) for row in conn.execute(query.order_by(scrape_runs.c.id.desc()).limit(limit))
+    ]
+
+
+@dataclass(frozen=True)
+class ProviderHealth:
+    """A provider's last refresh (and its error), its last successful one, and the failures since."""
+
+    provider: str
+    last_status: str
+    last_started_at: dt.datetime
+    last_error: str | None
+    last_ok_at: dt.datetime | None
+    failures_since_ok: int
+
+
+def provider_health(conn: Connection, providers: Sequence[str]) -> dict[str, ProviderHealth]:
+    """Per provider (refresh runs only), a few indexed lookups each (runs are few; ids order them)."""
+    out: dict[str, ProviderHealth] = {}
+    for provider in providers:
+        refresh = and_(scrape_runs.c.provider == provider, scrape_runs.c.kind == "refresh")
+        last = conn.execute(
+            select(scrape_runs.c.status, scrape_runs.c.started_at, scrape_runs.c.error)
+            .where(refresh)
+            .order_by(scrape_runs.c.id.desc())
+            .limit(1)
+        ).first()
+        if last is None:
+            continue
+        last_ok = conn.execute(
+            select(scrape_runs.c.id, scrape_runs.c.started_at)
+            .where(refresh, scrape_runs.c.status.in_(["ok", "partial"]))
+            .order_by(scrape_runs.c.id.desc())
+            .limit(1)
+        ).first()
+        failures = select(func.count()).where(refresh, scrape_runs.c.status == "failed")
+        if last_ok is not None:
+            failures = failures.where(scrape_runs.c.id > last_ok[0])
+        out[provider] = ProviderHealth(
+            provider,
+            last[0],
+            last[1],
+            last[2],
+            last_ok[1] if last_ok else None,
+            int(conn.execute(failures).scalar() or 0),
+        )
     return out
 
 

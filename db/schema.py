@@ -9,6 +9,11 @@ Price history is append-only. One observation per instance, billing mode and UTC
 (``uq_prices_instance_billing_day``): a second refresh on the same day adds nothing. The same unique
 index serves the hot query "latest price per instance and billing mode"; ``ix_instances_gpu_model``
 serves "everything for one GPU model".
+
+``availability`` holds what a provider says about stock at each refresh (Tencent/Aliyun sold out,
+AutoDL idle and total GPUs), one row per run, instance and billing mode. It is a table of its own, not
+columns on ``prices``, because stock changes by the hour while a price is kept once a day: a second
+refresh on the same day adds no price but does record how many GPUs are idle now.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 
 metadata = MetaData()
 
@@ -51,6 +56,14 @@ scrape_runs = Table(
     Column("unknown_gpus", Text),
     Column("error", Text),
     Column("source", Text),
+    # Since 0002. public | account | replay: what the provider could see on this run.
+    Column("mode", String(16)),
+    # Offers not stored: skipped by the scraper, unknown GPU, refused price, instance conflict.
+    Column("offers_skipped", Integer),
+    # Stored prices that moved more than tenfold since the last observation (named in `notes`).
+    Column("prices_flagged", Integer),
+    # Summary lines: warnings, notes, what was skipped and why, flagged moves. Never a secret.
+    Column("notes", Text),
     Index("ix_scrape_runs_provider_started", "provider", "started_at"),
 )
 
@@ -89,6 +102,28 @@ prices = Table(
     Column("observed_on", Date, nullable=False),
     Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
     Column("source", Text),
+    # Since 0002. A marketplace (AutoDL) lists many machines: `price` is the cheapest listing and this
+    # the median one, same currency and unit; None elsewhere.
+    Column("median_price", Numeric(18, 6)),
     UniqueConstraint("instance_id", "billing", "observed_on", name="uq_prices_instance_billing_day"),
     Index("ix_prices_observed_on", "observed_on"),
+)
+
+availability = Table(
+    "availability",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
+    Column("billing", String(16), nullable=False),
+    Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("observed_at", DateTime, nullable=False),
+    Column("observed_on", Date, nullable=False),
+    # available | sold_out | None (the provider gave counts but no verdict)
+    Column("stock_status", String(16)),
+    Column("idle_gpus", Integer),
+    Column("total_gpus", Integer),
+    # "latest per instance and billing" groups on this index; one row per run.
+    UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
+    # "history for one GPU model over N days" reads this index.
+    Index("ix_availability_instance_day", "instance_id", "observed_on"),
 )

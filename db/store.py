@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, tuple_, update
 from sqlalchemy.engine import Connection
 
-from db.schema import instances, prices, scrape_runs
+from db.schema import availability, instances, prices, scrape_runs
 
 InstanceKey = tuple[str, str, str]  # provider, region, instance_type
 
@@ -56,6 +56,18 @@ class PriceRow:
     observed_at: dt.datetime  # naive UTC
     source: str | None = None
     tiers: str | None = None
+    median_price: Decimal | None = None  # a marketplace's median listing (AutoDL); `price` is the cheapest
+
+
+@dataclass(frozen=True)
+class PriceChange:
+    """A stored observation whose price differs from the latest earlier one of its instance and billing."""
+
+    instance: InstanceKey
+    billing: str
+    before_day: dt.date
+    before: Decimal
+    after: Decimal
 
 
 @dataclass(frozen=True)
@@ -63,13 +75,27 @@ class StoreCounts:
     stored: int
     changed: int
     already_present: int
+    changes: tuple[PriceChange, ...] = ()
+
+
+@dataclass(frozen=True)
+class AvailabilityRow:
+    """What a provider said about stock for one instance and billing mode at one run."""
+
+    instance: InstanceKey
+    billing: str
+    observed_at: dt.datetime  # naive UTC
+    stock_status: str | None  # available | sold_out | None
+    idle_gpus: int | None = None
+    total_gpus: int | None = None
 
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
 
-def start_run(conn: Connection, provider: str, kind: str, source: str | None = None) -> int:
+def start_run(conn: Connection, provider: str, kind: str, source: str | None = None, **extra: Any) -> int:
+    """Open a run (status ``running``); ``extra`` sets more columns (``mode``)."""
     result = conn.execute(
         insert(scrape_runs).values(
             provider=provider,
@@ -80,6 +106,7 @@ def start_run(conn: Connection, provider: str, kind: str, source: str | None = N
             prices_stored=0,
             prices_changed=0,
             source=source,
+            **extra,
         )
     )
     return int(result.inserted_primary_key[0])
@@ -92,6 +119,27 @@ def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> Non
         .where(scrape_runs.c.id == run_id)
         .values(status=status, finished_at=utcnow(), **counts)
     )
+
+
+def recorded_instances(
+    conn: Connection, keys: Iterable[InstanceKey]
+) -> dict[InstanceKey, tuple[int, str, float]]:
+    """(id, gpu_model, gpu_count) of every key already recorded (so a caller can skip conflicts)."""
+    out: dict[InstanceKey, tuple[int, str, float]] = {}
+    for chunk in _chunks(sorted(set(keys)), 400):
+        found = conn.execute(
+            select(
+                instances.c.provider,
+                instances.c.region,
+                instances.c.instance_type,
+                instances.c.id,
+                instances.c.gpu_model,
+                instances.c.gpu_count,
+            ).where(tuple_(instances.c.provider, instances.c.region, instances.c.instance_type).in_(chunk))
+        )
+        for provider, region, itype, rid, gpu_model, gpu_count in found:
+            out[(provider, region, itype)] = (rid, gpu_model, gpu_count)
+    return out
 
 
 def upsert_instances(conn: Connection, rows: Iterable[InstanceRow]) -> dict[InstanceKey, int]:
@@ -164,13 +212,13 @@ def insert_prices(
         existing.update((i, b, d) for i, b, d in stored_keys)
     new_keys = [k for k in keys if k not in existing]
     previous = _previous_prices(conn, new_keys)
-    changed = 0
+    changes: list[PriceChange] = []
     values = []
     for key in sorted(new_keys, key=lambda k: k[2]):
         row = pending[key]
         before = previous.get((key[0], key[1]))
         if before is not None and before[0] < key[2] and Decimal(before[1]) != row.price:
-            changed += 1
+            changes.append(PriceChange(row.instance, row.billing, before[0], Decimal(before[1]), row.price))
         previous[(key[0], key[1])] = (key[2], row.price)
         values.append(
             {
@@ -185,11 +233,43 @@ def insert_prices(
                 "observed_on": key[2],
                 "run_id": run_id,
                 "source": row.source,
+                "median_price": row.median_price,
             }
         )
     for chunk in _chunks(values, 5000):
         conn.execute(insert(prices), chunk)
-    return StoreCounts(stored=len(values), changed=changed, already_present=len(rows) - len(values))
+    return StoreCounts(
+        stored=len(values),
+        changed=len(changes),
+        already_present=len(rows) - len(values),
+        changes=tuple(changes),
+    )
+
+
+def insert_availability(
+    conn: Connection, rows: Sequence[AvailabilityRow], instance_ids: Mapping[InstanceKey, int], run_id: int
+) -> int:
+    """Append this run's stock observations (one per instance and billing mode); returns how many."""
+    values: dict[tuple[int, str], dict[str, Any]] = {}
+    for row in rows:
+        iid = instance_ids[row.instance]
+        values.setdefault(
+            (iid, row.billing),
+            {
+                "instance_id": iid,
+                "billing": row.billing,
+                "run_id": run_id,
+                "observed_at": row.observed_at,
+                "observed_on": row.observed_at.date(),
+                "stock_status": row.stock_status,
+                "idle_gpus": row.idle_gpus,
+                "total_gpus": row.total_gpus,
+            },
+        )
+    batch = list(values.values())
+    for chunk in _chunks(batch, 5000):
+        conn.execute(insert(availability), chunk)
+    return len(batch)
 
 
 def _previous_prices(

@@ -4,10 +4,17 @@ canonical billing mode, the price's unit, CNY per GPU-hour, and the sanity check
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
-from planner.billing import UNIT_OF_MODE, canonical_billing, hours_per_unit
+from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing, hours_per_unit
+from planner.errors import UnknownNameError
+
+if TYPE_CHECKING:  # the type only: a quote must not import the scrapers (or requests)
+    from scrapers.base import RawOffer
 
 HOME_CURRENCY = "CNY"
 # Refuse anything above this per GPU-hour: the dearest list price we know (8x H800 bare metal) is under
@@ -79,3 +86,218 @@ def is_suspicious_move(old: Decimal, new: Decimal) -> bool:
     if old <= 0 or new <= 0:
         return False
     return new / old > SUSPICIOUS_MOVE_FACTOR or old / new > SUSPICIOUS_MOVE_FACTOR
+
+
+# --- Scraped offers -----------------------------------------------------------------------------------
+#
+# Every provider's RawOffers go through ``normalize_offers`` (planner.refresh calls it once per run):
+#
+# - GPU: ``catalog.canonical_name(raw name, memory)``. A name the catalog does not know, or a family name
+#   with several sizes and no memory, is not stored: it is counted and named (``unknown_gpus``).
+# - Per-GPU prices (``per="gpu"``, AutoDL) become whole-instance prices: price x GPU count. An AutoDL
+#   "instance" is one GPU of a marketplace machine (GPU count 1, the per-GPU price), so a job of N GPUs
+#   costs N of them, the same arithmetic as ceil(N/k) cloud instances of k GPUs, and CNY per GPU-hour
+#   (instance price / hours in the unit / GPUs) compares AutoDL with per-instance cloud prices like for
+#   like. (A multi-GPU job at AutoDL still needs those GPUs idle on one machine: see the idle counts.)
+# - One price per instance and billing mode: the scrapers may yield several (Tencent per zone and list
+#   next to discounted, Aliyun spot per zone). The cheapest is kept (what a renter pays); stock is merged
+#   (available if any zone is). A discounted price says so in its source, with the list price.
+# - A marketplace (AutoDL) yields the cheapest listing and a median one (``extra["stat"] == "median"``,
+#   instance type "<GPU> (median)"): the median is folded into the cheapest offer as ``median_price``,
+#   never stored as a rentable instance of its own, so a quote cannot count the same GPUs twice.
+# - Refused (counted and named, never stored): zero, negative or absurd prices, unknown billing modes or
+#   currencies, a unit that is not the billing mode's, GPU counts outside (0, 64], oversized names.
+
+_LIST_NOTE = "discounted; list {list}"
+_MEDIAN = "median"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One offer after normalisation: canonical GPU and billing, a whole-instance price, CNY per GPU-hour.
+
+    ``price`` is what the whole instance costs for one ``unit`` of ``billing`` in ``currency``, as the
+    provider quotes it (a monthly price stays monthly); ``cny_per_gpu_hour`` is derived for comparison.
+    """
+
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: float
+    billing: str
+    unit: str
+    price: Decimal
+    currency: str
+    cny_per_gpu_hour: Decimal
+    source: str
+    tiers: tuple[tuple[int, Decimal], ...] = ()
+    is_list_price: bool = True
+    vcpus: int | None = None
+    memory_gb: float | None = None
+    gpu_note: str | None = None
+    stock_status: str | None = None
+    idle_gpus: int | None = None
+    total_gpus: int | None = None
+    median_price: Decimal | None = None
+
+    @property
+    def instance_key(self) -> tuple[str, str, str]:
+        return (self.provider, self.region, self.instance_type)
+
+    @property
+    def tiers_json(self) -> str | None:
+        """Tiers as stored in ``prices.tiers``: ``[[from_hour, "price"], ...]`` (read by quote.tiered_cost)."""
+        return json.dumps([[hour, str(price)] for hour, price in self.tiers]) if self.tiers else None
+
+    @property
+    def has_availability(self) -> bool:
+        return self.stock_status is not None or self.idle_gpus is not None or self.total_gpus is not None
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """The outcome of normalising one run's offers."""
+
+    offers: tuple[Offer, ...]
+    # Raw GPU name -> offers not stored because the catalog does not know it (or it is ambiguous).
+    unknown_gpus: dict[str, int] = field(default_factory=dict)
+    # One line per refused offer: "<instance> <region> <billing>: <reason>".
+    rejected: tuple[str, ...] = ()
+    # Raw offers folded into another one (zones, list next to discounted, marketplace medians).
+    merged: int = 0
+
+
+def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -> Normalized:
+    """Turn one run's RawOffers into stored-ready Offers (see the rules above); never raises on bad data."""
+    from planner import catalog  # the GPU vocabulary: loaded only by the paths that name GPUs
+    from planner.errors import UsageError
+
+    unknown: dict[str, int] = {}
+    rejected: list[str] = []
+    groups: dict[tuple[str, str, str, str], list[tuple[Offer, str | None]]] = {}
+    medians: dict[tuple[str, str, str, str], Decimal] = {}
+    identity: dict[tuple[str, str, str], tuple[str, float]] = {}
+    model_of: dict[tuple[str, float | None], str] = {}
+    raw_list = list(raw_offers)
+    for raw in raw_list:
+        where = f"{raw.instance_type} {raw.region} {raw.billing}"
+        is_median = raw.extra.get("stat") == _MEDIAN
+        try:
+            name_key = (raw.gpu_name, raw.gpu_memory_gb)
+            if name_key not in model_of:
+                model_of[name_key] = catalog.canonical_name(raw.gpu_name, raw.gpu_memory_gb)
+            gpu_model = model_of[name_key]
+        except (UnknownNameError, UsageError) as err:
+            if not is_median:
+                label = raw.gpu_name if isinstance(err, UnknownNameError) else f"{raw.gpu_name} (ambiguous)"
+                unknown[label] = unknown.get(label, 0) + 1
+            continue
+        try:
+            offer = _offer(raw, gpu_model, fx)
+        except (ValueError, TypeError, ArithmeticError) as err:  # PriceRejected, or junk from a scraper
+            if not is_median:
+                rejected.append(f"{where}: {err}")
+            continue
+        if is_median:
+            base = offer.instance_type.removesuffix(f" ({_MEDIAN})")
+            medians[(offer.provider, offer.region, base, offer.billing)] = offer.price
+            continue
+        known = identity.setdefault(offer.instance_key, (offer.gpu_model, offer.gpu_count))
+        if known != (offer.gpu_model, offer.gpu_count):
+            rejected.append(
+                f"{where}: {offer.gpu_count:g}x {offer.gpu_model} here, "
+                f"{known[1]:g}x {known[0]} elsewhere in this run"
+            )
+            continue
+        key = (*offer.instance_key, offer.billing)
+        groups.setdefault(key, []).append((offer, raw.zone))
+    offers = []
+    for key, group in sorted(groups.items()):
+        offer = _merge(group)
+        if key in medians:
+            offer = replace(offer, median_price=medians[key])
+        offers.append(offer)
+    merged = sum(len(g) - 1 for g in groups.values()) + len(medians)
+    return Normalized(tuple(offers), dict(sorted(unknown.items())), tuple(rejected), merged)
+
+
+def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
+    """One RawOffer with a known GPU as an Offer; PriceRejected says why it cannot be."""
+    for label, value, limit in (("region", raw.region, 64), ("instance type", raw.instance_type, 128)):
+        if not value or len(value) > limit:
+            raise PriceRejected(f"{label} {value[:40]!r} is empty or longer than {limit} characters")
+    try:
+        billing, unit = billing_and_unit(raw.billing)
+    except UnknownNameError:
+        raise PriceRejected(f"billing mode {raw.billing!r} unknown") from None
+    if raw.unit != unit:
+        raise PriceRejected(f"price per {raw.unit!r}, but {billing} is priced per {unit}")
+    count = check_gpu_count(raw.gpu_count)
+    if raw.per not in ("instance", "gpu"):
+        raise PriceRejected(f"price per {raw.per!r} (expected instance or gpu)")
+    factor = Decimal(str(count)).normalize() if raw.per == "gpu" and count != 1 else Decimal(1)
+    price = _positive(raw.price) * factor
+    currency = raw.currency.strip().upper()
+    rate = fx_rate(currency, fx)
+    tiers: tuple[tuple[int, Decimal], ...] = ()
+    if billing in HOURLY_MODES:
+        tiers = tuple(sorted((int(hour), _positive(p) * factor) for hour, p in raw.tiers))
+    return Offer(
+        provider=raw.provider,
+        region=raw.region,
+        instance_type=raw.instance_type,
+        gpu_model=gpu_model,
+        gpu_count=count,
+        billing=billing,
+        unit=unit,
+        price=price,
+        currency=currency,
+        cny_per_gpu_hour=cny_per_gpu_hour(price, rate, billing, count),
+        source=raw.source,
+        tiers=tiers,
+        is_list_price=raw.is_list_price,
+        vcpus=raw.vcpus,
+        memory_gb=raw.memory_gb,
+        gpu_note=raw.gpu_note,
+        stock_status=raw.stock_status if raw.stock_status in ("available", "sold_out") else None,
+        idle_gpus=raw.idle_gpus,
+        total_gpus=raw.total_gpus,
+    )
+
+
+def _positive(value: Decimal) -> Decimal:
+    if not isinstance(value, Decimal) or not value.is_finite():
+        raise PriceRejected(f"price {value!r} is not a finite number")
+    if value <= 0:
+        raise PriceRejected(f"price {value} is zero or negative (zero means not sold, never free)")
+    return value
+
+
+def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
+    """One offer per instance and billing mode: the cheapest, with stock merged over zones."""
+    best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
+    statuses = {o.stock_status for o, _ in group}
+    if "available" in statuses:
+        stock = "available"
+    elif statuses == {"sold_out"}:
+        stock = "sold_out"
+    else:
+        stock = None
+    counts: dict[str | None, tuple[int | None, int | None]] = {}
+    for offer, zone in group:
+        if offer.idle_gpus is not None or offer.total_gpus is not None:
+            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus))
+    idle = _sum_known(c[0] for c in counts.values())
+    total = _sum_known(c[1] for c in counts.values())
+    source = best.source
+    if not best.is_list_price:
+        listed = [o.price for o, _ in group if o.is_list_price]
+        if listed:
+            source = f"{source} ({_LIST_NOTE.format(list=min(listed))})"
+    return replace(best, stock_status=stock, idle_gpus=idle, total_gpus=total, source=source)
+
+
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

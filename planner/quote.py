@@ -6,7 +6,11 @@ Rules (the product's, tested in tests/test_quote.py):
 - ``on_demand`` and ``spot`` cost H hours (Tencent's tiered hourly steps where known); ``spot`` only
   when asked for, and always flagged as interruptible;
 - ``daily``/``weekly``/``monthly``/``yearly`` cost the whole periods needed to cover D days;
-- each instance appears once, on its cheapest billing mode for this job.
+- each instance appears once, on its cheapest billing mode for this job;
+- availability (Tencent/Aliyun sold out, AutoDL idle GPUs) is shown where the provider stated it, from
+  its latest refresh; the recommendation is the cheapest option not sold out (all options stay listed);
+- a marketplace's price (AutoDL) is its cheapest listing for that GPU and region, one GPU per
+  "instance"; its median listing rides along as ``median_unit_price``, never as an option of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from decimal import Decimal
 from sqlalchemy.engine import Connection
 
 from db import queries
-from db.queries import LatestPrice
+from db.queries import Availability, LatestPrice
 from planner import catalog
 from planner.billing import (
     DAYS_PER_PERIOD,
@@ -92,6 +96,12 @@ class Option:
     subscription_breakeven_hours_per_month: Decimal | None = None
     history: History | None = None
     instance_id: int = field(default=0, compare=False)
+    # What the provider last said about stock (None: it did not say). Not to be confused with
+    # ``idle_gpus`` above: the GPUs of the paid instances this job leaves unused.
+    availability: Availability | None = None
+    median_unit_price: Decimal | None = None  # a marketplace's median listing (AutoDL)
+    # Sold out, or fewer idle GPUs than the job needs (AutoDL), at the provider's last refresh.
+    unavailable: bool = False
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -116,6 +126,9 @@ class Option:
             "gpu_note": self.gpu_note,
             "interruptible": self.interruptible,
             "subscription_breakeven_hours_per_month": self.subscription_breakeven_hours_per_month,
+            "median_unit_price": self.median_unit_price,
+            "availability": self.availability.to_dict() if self.availability else None,
+            "unavailable": self.unavailable,
         }
         if self.history:
             out["history"] = {
@@ -139,7 +152,8 @@ class Quote:
 
     @property
     def recommendation(self) -> Option | None:
-        return self.options[0] if self.options else None
+        """The cheapest option not known to be unavailable (the cheapest of all when every one is)."""
+        return next((o for o in self.options if not o.unavailable), self.options[0] if self.options else None)
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -249,6 +263,7 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     if request.top:
         best = best[: request.top]
     best = _with_history(conn, best, request.history_days)
+    best = _with_availability(conn, best, request.gpus)
     return Quote(
         request=request,
         days=days,
@@ -293,6 +308,7 @@ def _cost(
         gpu_note=row.gpu_note,
         interruptible=row.billing == SPOT,
         instance_id=row.instance_id,
+        median_unit_price=row.median_price,
     )
 
 
@@ -333,6 +349,24 @@ def _replace(option: Option, **changes: object) -> Option:
     from dataclasses import replace
 
     return replace(option, **changes)
+
+
+def _with_availability(conn: Connection, options: list[Option], gpus: int) -> list[Option]:
+    """Attach the latest stock observation of each option's instance and billing mode, where known;
+    an option is ``unavailable`` when sold out or when fewer GPUs are idle than the job needs."""
+    if not options:
+        return options
+    found = queries.latest_availability(conn, [(o.instance_id, o.billing) for o in options])
+    out = []
+    for option in options:
+        stock = found.get((option.instance_id, option.billing))
+        if stock is not None:
+            short = stock.idle_gpus is not None and stock.idle_gpus < gpus
+            option = _replace(
+                option, availability=stock, unavailable=stock.stock_status == "sold_out" or short
+            )
+        out.append(option)
+    return out
 
 
 def _with_history(conn: Connection, options: list[Option], days: int) -> list[Option]:

@@ -56,6 +56,10 @@ class AliyunScraper:
 
     name: ClassVar[str] = "aliyun"
     credential_env: ClassVar[tuple[str, ...]] = (ENV_ID, ENV_SECRET)
+    credential_help: ClassVar[str] = (
+        "an AccessKey pair of a RAM user (RAM console > Users > Create AccessKey) with read-only ECS access "
+        "(the AliyunECSReadOnlyAccess policy)"
+    )
     # ECS allows about 20 QPS (Max-Cheng throttles to 18); five a second is plenty for us.
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2, read_timeout_s=120)
 
@@ -200,6 +204,9 @@ def parse_price_file(
             continue
         name = spec.gpu_name if spec else family.gpu_name  # type: ignore[union-attr]
         memory = spec.gpu_memory_gb if spec else family.gpu_memory_gb  # type: ignore[union-attr]
+        note = None
+        if spec is None and family is not None and family.inferred:
+            note = f"GPU inferred from the {family_of(instance_type)} family, not stated by Aliyun"
         for period_key, (billing, unit) in _PERIODS.items():
             entries = periods.get(period_key) or []
             if not isinstance(entries, list):
@@ -226,6 +233,7 @@ def parse_price_file(
                     vcpus=spec.vcpus if spec else None,
                     memory_gb=spec.memory_gb if spec else None,
                     source=source,
+                    gpu_note=note,
                 )
 
 

@@ -199,6 +199,10 @@ class AutodlScraper:
 
     name: ClassVar[str] = PROVIDER
     credential_env: ClassVar[tuple[str, ...]] = (ENV_TOKEN,)
+    credential_help: ClassVar[str] = (
+        "the web session token of a logged-in autodl.com browser (the Authorization header the market page "
+        'sends), raw, without "Bearer"; it expires: a run that says so needs a fresh one'
+    )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=PAGE_PAUSE_S)
 
     def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
@@ -226,10 +230,10 @@ class AutodlScraper:
         except ScrapeError as exc:
             if not token:
                 raise  # the public list is all this mode reads
-            yield Issue("skipped", f"public GPU/region list not read: {exc}")
+            yield Issue("warning", f"public GPU/region list not read: {exc}")
         if not token:
             names = ", ".join(g.name for g in self.catalog)
-            yield Issue("skipped", f"no {ENV_TOKEN}: market prices not read; GPU list refreshed: {names}")
+            yield Issue("note", f"no {ENV_TOKEN}: market prices not read; GPU list refreshed: {names}")
             return
         charge_types = list(settings.options.get("charge_types", ("payg",)))
         unknown = [c for c in charge_types if c not in CHARGE_TYPES]
@@ -239,7 +243,7 @@ class AutodlScraper:
         for charge_type in charge_types:
             machines: list[Machine] = []
             for page in range(1, MAX_PAGES + 1):
-                if not first:
+                if not first and client.replayer is None:  # a replay has no server to be polite to
                     self.sleep(PAGE_PAUSE_S)
                 first = False
                 got, total = parse_search_page(_search(client, token, charge_type, page), charge_type)
@@ -252,10 +256,10 @@ class AutodlScraper:
                 machines = [m for m in machines if m.region in wanted]
             unpriced = sum(1 for m in machines if not m.price_li)
             if unpriced:
-                yield Issue("skipped", f"{unpriced} {charge_type} machines without a {charge_type} price")
+                yield Issue("note", f"{unpriced} {charge_type} machines without a {charge_type} price")
             offers = aggregate(machines, charge_type)
             if not offers:
-                yield Issue("skipped", f"the AutoDL market lists no priced {charge_type} machines")
+                yield Issue("note", f"the AutoDL market lists no priced {charge_type} machines")
             yield from offers
 
 

@@ -48,4 +48,6 @@ class RawOffer:
     idle_gpus: int | None = None
     total_gpus: int | None = None
     source: str = ""
+    # Set when the GPU model comes from a family table or documentation rather than from the source itself.
+    gpu_note: str | None = None
     extra: dict[str, str] = field(default_factory=dict, compare=False, hash=False)

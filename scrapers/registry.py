@@ -23,7 +23,8 @@ How ``planner refresh`` calls a provider (each provider in its own thread/transa
 one zone) is yielded as ``Issue(kind="region_failed")`` and the scraper carries on; an offer it cannot
 price honestly (GPU count or model unknown) is ``Issue(kind="skipped")``; ``Issue(kind="warning")``
 notes something worth a summary line that leaves the data whole (Aliyun fell back to a remembered
-price-file version). A problem that spoils the whole run (every region failed, credentials refused, the
+price-file version); ``Issue(kind="note")`` is information only (no AutoDL token, so only the GPU list
+was read), printed so that a run with zero offers says why. A problem that spoils the whole run (every region failed, credentials refused, the
 price file unreadable) raises :class:`ScrapeError`: ``collect`` turns that into ``status="failed"`` and
 drops any offers yielded before it, so a failed run never stores half a catalogue.
 
@@ -64,6 +65,7 @@ class Scraper(Protocol):
 
     name: ClassVar[str]
     credential_env: ClassVar[tuple[str, ...]]  # env vars the caller reads into settings.credentials
+    credential_help: ClassVar[str]  # where a user gets those credentials (for ``planner providers``)
     http_policy: ClassVar[HttpPolicy]  # the provider's timeouts and polite rate
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
@@ -96,6 +98,11 @@ class ScrapeResult:
     @property
     def skipped(self) -> list[Issue]:
         return [i for i in self.issues if i.kind == "skipped"]
+
+    @property
+    def notes(self) -> list[Issue]:
+        """Warnings and notes: lines for the summary that cost no data."""
+        return [i for i in self.issues if i.kind in ("warning", "note")]
 
 
 def read_credentials(cls: type[Scraper], env: Mapping[str, str]) -> dict[str, str]:

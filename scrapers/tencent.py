@@ -38,6 +38,9 @@ class TencentScraper:
 
     name: ClassVar[str] = "tencent"
     credential_env: ClassVar[tuple[str, ...]] = (ENV_ID, ENV_KEY)
+    credential_help: ClassVar[str] = (
+        "an API key pair (CAM console > API keys, ideally of a sub-user with QcloudCVMReadOnlyAccess)"
+    )
     # The API allows 40 req/s (intl doc 213/33254); we ask four times a second at most.
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.25)
 

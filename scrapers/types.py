@@ -42,9 +42,11 @@ class Issue:
     ``region_failed``: one region (or zone) could not be read; the run becomes ``partial``.
     ``skipped``: one instance type could not be priced honestly (unknown GPU count or model); counted.
     ``warning``: the data is whole but worth a line in the summary (e.g. a remembered price-file version).
+    ``note``: information only, nothing was lost (e.g. "no AUTODL_TOKEN: only the GPU list was read"); the
+    refresh summary prints it so a run with zero offers says why.
     """
 
-    kind: Literal["region_failed", "skipped", "warning"]
+    kind: Literal["region_failed", "skipped", "warning", "note"]
     message: str
     region: str | None = None
     instance_type: str | None = None

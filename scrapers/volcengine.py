@@ -278,6 +278,9 @@ class VolcengineScraper:
 
     name: ClassVar[str] = PROVIDER
     credential_env: ClassVar[tuple[str, ...]] = (ENV_AK, ENV_SK)
+    credential_help: ClassVar[str] = (
+        "an AccessKey pair (IAM console > key management, ideally of a sub-user with read-only ECS access)"
+    )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2)
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
@@ -315,7 +318,7 @@ class VolcengineScraper:
                 page = client.get(PRICING_PAGE_URL, params=params, headers={"Accept": "application/json"})
                 code = parse_template_codes(page.content, product)[0]
             except ScrapeError as exc:
-                yield Issue("skipped", f"calculator product {product} not read: {exc}")
+                yield Issue("warning", f"calculator product {product} not read: {exc}")
                 continue
             if code not in (c for c, _ in templates):
                 templates.append((code, product))
@@ -342,4 +345,4 @@ class VolcengineScraper:
             yield Issue("skipped", reason, instance_type=item)
         if not kept:
             where = ", ".join(f"{label} {code}" for code, label in templates)
-            yield Issue("skipped", f"{NO_GPU_TYPES} we can price (templates read: {where})")
+            yield Issue("note", f"{NO_GPU_TYPES} we can price (templates read: {where})")

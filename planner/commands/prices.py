@@ -29,6 +29,11 @@ COLUMNS = (
     "source",
     "from_snapshot",
     "gpu_note",
+    "median_price",
+    "stock_status",
+    "stock_idle_gpus",
+    "stock_total_gpus",
+    "stock_observed_at",
 )
 
 
@@ -49,9 +54,10 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
       planner prices --gpu A100 --provider aliyun --billing on_demand
       planner prices --gpu 4090 --include-variants --format csv > prices.csv
     """
-    from db.queries import latest_prices
+    from db.queries import latest_availability, latest_prices
     from planner import catalog
     from planner.billing import canonical_billing
+    from planner.commands.quote import stock_text
     from planner.providers import canonical_provider
 
     models: list[str] = []
@@ -66,6 +72,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
         found = latest_prices(
             conn, models or None, provider_names or None, list(regions) or None, modes or None
         )
+        stock = latest_availability(conn, [(p.instance_id, p.billing) for p in found])
     records = [
         {
             "provider": p.provider,
@@ -82,13 +89,34 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
             "source": p.source,
             "from_snapshot": p.run_kind == "snapshot",
             "gpu_note": p.gpu_note,
+            "median_price": p.median_price,
+            "availability": stock.get((p.instance_id, p.billing)),
         }
         for p in sorted(found, key=lambda p: (p.gpu_model, p.cny_per_gpu_hour, p.provider))
     ]
     if fmt == "json":
-        click.echo(dumps_json(records))
+        click.echo(
+            dumps_json(
+                [
+                    r | {"availability": r["availability"].to_dict() if r["availability"] else None}
+                    for r in records
+                ]
+            )
+        )
     elif fmt == "csv":
-        click.echo(csv_text(records, COLUMNS), nl=False)
+        flat = []
+        for r in records:
+            a = r["availability"]
+            flat.append(
+                r
+                | {
+                    "stock_status": a.stock_status if a else None,
+                    "stock_idle_gpus": a.idle_gpus if a else None,
+                    "stock_total_gpus": a.total_gpus if a else None,
+                    "stock_observed_at": a.observed_at if a else None,
+                }
+            )
+        click.echo(csv_text(flat, COLUMNS), nl=False)
     else:
         rows = [
             [
@@ -100,6 +128,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
                 r["billing"],
                 f"{money(r['price'])} {r['currency']}/{r['unit']}",
                 money(r["cny_per_gpu_hour"]),
+                stock_text(r["availability"]),
                 f"{r['observed_at']:%Y-%m-%d}",
                 "snapshot" if r["from_snapshot"] else short(r["source"], 30),
             ]
@@ -114,6 +143,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
             "billing",
             "price",
             "CNY/GPU-h",
+            "stock",
             "observed",
             "source",
         ]

@@ -36,6 +36,12 @@ CSV_COLUMNS = (
     "gpu_note",
     "interruptible",
     "subscription_breakeven_hours_per_month",
+    "median_unit_price",
+    "stock_status",
+    "stock_idle_gpus",
+    "stock_total_gpus",
+    "stock_observed_at",
+    "unavailable",
 )
 
 
@@ -103,9 +109,32 @@ def quote(app, gpu, hours, gpu_count, days, providers, regions, billing, top, in
     if fmt == "json":
         click.echo(dumps_json(result.to_dict()))
     elif fmt == "csv":
-        click.echo(csv_text([o.to_dict() for o in result.options], CSV_COLUMNS), nl=False)
+        click.echo(csv_text([_csv_row(o) for o in result.options], CSV_COLUMNS), nl=False)
     else:
         click.echo(render_table(result))
+
+
+def _csv_row(option: Option) -> dict[str, object]:
+    row = option.to_dict()
+    stock = option.availability
+    row["stock_status"] = stock.stock_status if stock else None
+    row["stock_idle_gpus"] = stock.idle_gpus if stock else None
+    row["stock_total_gpus"] = stock.total_gpus if stock else None
+    row["stock_observed_at"] = stock.observed_at if stock else None
+    return row
+
+
+def stock_text(stock, needed: int = 1) -> str:  # noqa: ANN001 - db.queries.Availability | None
+    """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short)."""
+    if stock is None:
+        return "-"
+    if stock.idle_gpus is not None:
+        total = f"/{stock.total_gpus}" if stock.total_gpus is not None else ""
+        if not stock.idle_gpus:
+            return f"sold out (0{total} idle)"
+        short = f" (<{needed} needed)" if stock.idle_gpus < needed else ""
+        return f"idle now {stock.idle_gpus}{total}{short}"
+    return {"sold_out": "sold out", "available": "available"}.get(stock.stock_status or "", "-")
 
 
 def render_table(result: Quote) -> str:
@@ -122,7 +151,8 @@ def render_table(result: Quote) -> str:
             "Prices from the bundled snapshot (observed up to "
             f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
         )
-    rows = [_row(i, o) for i, o in enumerate(result.options, 1)]
+    with_stock = any(o.availability for o in result.options)
+    rows = [_row(i, o, with_stock, r.gpus) for i, o in enumerate(result.options, 1)]
     headers = [
         "#",
         "provider",
@@ -134,6 +164,7 @@ def render_table(result: Quote) -> str:
         "unit price",
         "total CNY",
         "CNY/GPU-h",
+        *(["stock"] if with_stock else []),
         "30d min-med-max",
         "observed",
         "source",
@@ -142,6 +173,12 @@ def render_table(result: Quote) -> str:
     best = result.recommendation
     assert best is not None
     lines.append("")
+    passed = result.options[: result.options.index(best)]
+    if passed:
+        lines.append(
+            f"{len(passed)} cheaper option(s) sold out or short of idle GPUs at their last refresh "
+            f"(e.g. {passed[0].provider} {passed[0].instance_type}); not recommended."
+        )
     lines.append(
         f"Recommendation: {best.provider} {best.instance_type} ({best.region}), {best.instances} instance(s) "
         f"on {best.billing}: CNY {money(best.total_cny)} in total, CNY {money(best.cny_per_gpu_hour)} per GPU-hour."
@@ -169,7 +206,7 @@ def render_table(result: Quote) -> str:
     return "\n".join(lines)
 
 
-def _row(index: int, o: Option) -> list[str]:
+def _row(index: int, o: Option, with_stock: bool = False, needed: int = 1) -> list[str]:
     marks = (
         ("*" if o.gpu_note else "") + ("(V)" if o.is_variant else "") + ("(spot)" if o.interruptible else "")
     )
@@ -187,6 +224,7 @@ def _row(index: int, o: Option) -> list[str]:
         f"{money(o.unit_price)}/{o.unit}",
         money(o.total_cny),
         money(o.cny_per_gpu_hour),
+        *([stock_text(o.availability, needed)] if with_stock else []),
         history,
         f"{o.observed_at:%Y-%m-%d}",
         short(o.source, 40),
@@ -204,6 +242,16 @@ def _notes(options: tuple[Option, ...]) -> list[str]:
         notes.append("(V) China variant of the GPU asked for (same memory, cut interconnect or compute).")
     if any(o.interruptible for o in options):
         notes.append("(spot) interruptible: the provider can reclaim the instance at any time.")
+    if any(o.median_unit_price is not None for o in options):
+        notes.append(
+            "A marketplace price (AutoDL) is the cheapest listing for one GPU; "
+            "`--format json` gives the median listing too (median_unit_price)."
+        )
+    if any(o.availability for o in options):
+        notes.append(
+            "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
+            "machines of up to 8 GPUs, and a multi-GPU job needs its GPUs on one machine."
+        )
     if any(o.idle_gpus for o in options):
         notes.append(
             "'gpus x n' is GPUs per instance x instances; whole instances are paid for, idle GPUs included."

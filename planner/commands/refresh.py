@@ -1,0 +1,470 @@
+"""``planner refresh``, ``planner runs``, ``planner providers`` and ``planner history``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planner.commands.options import billing_option, format_option, provider_option, variants_option
+from planner.output import csv_text, dumps_json, money, short, table
+
+OUTCOME_COLUMNS = (
+    "provider",
+    "status",
+    "mode",
+    "offers",
+    "stored",
+    "changed",
+    "already_present",
+    "skipped",
+    "availability",
+    "seconds",
+    "error",
+    "unknown_gpus",
+    "flagged",
+    "notes",
+    "run_id",
+)
+
+
+@click.command()
+@provider_option
+@click.option(
+    "--save-raw",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Also write every raw response to DIR/<provider>/ (secrets removed).",
+)
+@click.option(
+    "--from-raw",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Replay a folder written by --save-raw instead of the network.",
+)
+@format_option
+@click.pass_obj
+def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
+    """Pull today's GPU prices from the providers into the database.
+
+    Enabled providers run at the same time, each in its own run and transaction: one that fails,
+    hangs or returns garbage stores nothing and keeps its last good prices. Progress goes to standard
+    error, the summary to standard output. A second refresh on the same day adds no price (one per
+    instance, billing mode and day) but records availability again.
+
+    Exit code: 0 when every provider ended ok, partial (some regions failed, the rest stored) or
+    skipped (disabled, or nothing to replay); 1 when any provider failed; 75 when another refresh
+    (the scheduler's, say) is running on the same database.
+
+    \b
+    Examples:
+      planner refresh
+      planner refresh --provider tencent --provider aliyun
+      planner refresh --save-raw raw/2026-11-30
+      planner refresh --from-raw tests/fixtures/raw --format json
+    """
+    from planner.locks import refresh_lock
+    from planner.providers import canonical_provider
+    from planner.refresh import run_refresh
+
+    names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
+    engine = app.engine()
+    with refresh_lock(engine, holder="planner refresh"):  # one refresh at a time, the scheduler's too
+        summary = run_refresh(
+            engine,
+            app.config,
+            names or None,
+            save_raw=save_raw,
+            from_raw=from_raw,
+            progress=lambda line: click.echo(line, err=True),
+        )
+    if fmt == "json":
+        click.echo(dumps_json(summary.to_dict()))
+    elif fmt == "csv":
+        click.echo(csv_text([o.to_dict() for o in summary.outcomes], OUTCOME_COLUMNS), nl=False)
+    else:
+        click.echo(render_summary(summary))
+    click.get_current_context().exit(summary.exit_code)
+
+
+def render_summary(summary) -> str:  # noqa: ANN001 - planner.refresh.RefreshSummary
+    rows = [
+        [
+            o.provider,
+            o.status,
+            o.mode or "-",
+            str(o.offers),
+            str(o.stored),
+            str(o.changed),
+            f"{o.seconds:.1f}",
+            short(o.error, 50) if o.error else "-",
+        ]
+        for o in summary.outcomes
+    ]
+    headers = ["provider", "status", "mode", "offers", "new", "changed", "seconds", "error"]
+    lines = [table(rows, headers, align_right=(3, 4, 5, 6))]
+    for o in summary.outcomes:
+        details = [f"error: {o.error}"] if o.error and len(o.error) > 50 else []
+        details += o.notes
+        if o.already_present:
+            details.append(
+                f"{o.already_present} price(s) already stored today (one per instance, billing and day)"
+            )
+        if details:
+            lines.append("")
+            lines.append(f"{o.provider}:")
+            lines.extend(f"  - {d}" for d in details)
+    failed = [o.provider for o in summary.outcomes if o.status == "failed"]
+    lines.append("")
+    if failed:
+        lines.append(
+            f"Exit code 1: {', '.join(failed)} failed; nothing of theirs was stored and their last good "
+            "prices stay in use. `planner runs` shows the history."
+        )
+    else:
+        lines.append("Every provider refreshed or was skipped.")
+    if any((o.mode or "") == "public" for o in summary.outcomes):  # a live run, not a replay
+        lines.append(
+            "Some providers ran without an account: `planner providers` says what to set to see more."
+        )
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, metavar="N")
+@provider_option
+@format_option
+@click.pass_obj
+def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
+    """Recent refreshes, imports and snapshot loads, newest first, and each provider's health.
+
+    A run still marked running long after [refresh] provider_timeout_s was interrupted (the process
+    was killed); it stored nothing.
+
+    \b
+    Examples:
+      planner runs
+      planner runs --provider tencent --limit 5
+      planner runs --format json
+    """
+    from db.queries import provider_health, recent_runs
+    from planner.providers import PROVIDERS, canonical_provider
+
+    names = [canonical_provider(p) for p in providers]
+    timeout_s = float(app.config.section("refresh").get("provider_timeout_s", 900))
+    with app.engine().connect() as conn:
+        found = recent_runs(conn, limit, names or None)
+        health = provider_health(conn, names or list(PROVIDERS))
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    records: list[dict[str, Any]] = []
+    for r in found:
+        status = r.status
+        if status == "running" and (now - r.started_at).total_seconds() > timeout_s * 2:
+            status = "interrupted"
+        seconds = (r.finished_at - r.started_at).total_seconds() if r.finished_at else None
+        records.append(
+            {
+                "id": r.id,
+                "provider": r.provider,
+                "kind": r.kind,
+                "mode": r.mode,
+                "status": status,
+                "started_at": r.started_at,
+                "finished_at": r.finished_at,
+                "seconds": seconds,
+                "offers_seen": r.offers_seen,
+                "prices_stored": r.prices_stored,
+                "prices_changed": r.prices_changed,
+                "offers_skipped": r.offers_skipped,
+                "prices_flagged": r.prices_flagged,
+                "unknown_gpus": r.unknown_gpus,
+                "error": r.error,
+                "notes": r.notes,
+                "source": r.source,
+            }
+        )
+    if fmt == "json":
+        click.echo(dumps_json({"runs": records, "health": [h.__dict__ for h in health.values()]}))
+        return
+    if fmt == "csv":
+        click.echo(csv_text(records, list(records[0]) if records else ["id"]), nl=False)
+        return
+    if not records:
+        click.echo("No runs yet. `planner refresh` pulls today's prices.")
+        return
+    rows = [
+        [
+            str(r["id"]),
+            f"{r['started_at']:%Y-%m-%d %H:%M}",
+            r["provider"],
+            r["kind"],
+            r["status"],
+            str(r["offers_seen"]),
+            str(r["prices_stored"]),
+            str(r["prices_changed"]),
+            str(r["offers_skipped"] or 0),
+            str(r["prices_flagged"] or 0),
+            "-" if r["seconds"] is None else f"{r['seconds']:.0f}",
+            short(r["error"], 60),
+        ]
+        for r in records
+    ]
+    headers = ["id", "started (UTC)", "provider", "kind", "status", "offers", "new", "changed"]
+    headers += ["skipped", "flagged", "secs", "error"]
+    click.echo(table(rows, headers, align_right=(0, 5, 6, 7, 8, 9, 10)))
+    for record in records:
+        if record["unknown_gpus"]:
+            click.echo(f"run {record['id']} ({record['provider']}): unknown GPUs {record['unknown_gpus']}")
+    if health:
+        click.echo("")
+        click.echo("Health (refresh runs):")
+        for h in health.values():
+            click.echo("  " + _health_line(h))
+
+
+def _health_line(h) -> str:  # noqa: ANN001 - db.queries.ProviderHealth
+    last = f"last refresh {h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC"
+    if h.last_status in ("ok", "partial", "skipped", "running"):
+        return f"{h.provider}: {last}"
+    error = f" ({h.last_error})" if h.last_error else ""
+    if h.last_ok_at is None:
+        return (
+            f"{h.provider}: {last}{error}; never refreshed successfully ({h.failures_since_ok} failed run(s))"
+        )
+    return (
+        f"{h.provider}: {last}{error}; last good {h.last_ok_at:%Y-%m-%d %H:%M} UTC "
+        f"({h.failures_since_ok} failed run(s) since; its prices are from then)"
+    )
+
+
+@click.command()
+@format_option
+@click.pass_obj
+def providers(app, fmt) -> None:  # noqa: ANN001
+    """Each provider: enabled or not, the mode it will use, and exactly what to set to see more.
+
+    Public mode needs no account; an account's credentials (environment variables only, never the
+    config file) unlock the official APIs. Credentials are shown as present or missing, never their
+    values.
+
+    \b
+    Examples:
+      planner providers
+      planner providers --format json
+    """
+    from scrapers.registry import PROVIDERS
+
+    records: list[dict[str, Any]] = []
+    for name, cls in PROVIDERS.items():
+        section = app.config.provider(name)
+        mode = cls().mode(os.environ)
+        present = [v for v in cls.credential_env if os.environ.get(v)]
+        records.append(
+            {
+                "provider": name,
+                "enabled": bool(section.get("enabled", True)),
+                "mode": mode.mode,
+                "credentials_present": mode.credentials_present,
+                "credential_env": list(cls.credential_env),
+                "credential_env_set": present,
+                "sees": mode.sees,
+                "to_see_more": list(mode.unlock_env),
+                "credential_help": getattr(cls, "credential_help", ""),
+                "base_url": section.get("base_url") or None,
+                "regions": list(section.get("regions") or []),
+                **({"charge_types": list(section["charge_types"])} if "charge_types" in section else {}),
+            }
+        )
+    last = _last_refresh(app, list(PROVIDERS))
+    for record in records:
+        record["last_refresh"] = last.get(record["provider"])
+    if fmt == "json":
+        click.echo(dumps_json(records))
+        return
+    if fmt == "csv":
+        click.echo(csv_text(records, list(records[0])), nl=False)
+        return
+    for r in records:
+        state = "enabled" if r["enabled"] else "DISABLED (enabled = false in the config)"
+        click.echo(f"{r['provider']}: {state}, {r['mode']} mode")
+        click.echo(f"  sees: {r['sees']}")
+        creds = ", ".join(
+            f"{v} {'set' if v in r['credential_env_set'] else 'not set'}" for v in r["credential_env"]
+        )
+        click.echo(f"  credentials: {creds}")
+        if r["to_see_more"]:
+            click.echo(f"  to see more: set {' and '.join(r['to_see_more'])} in the environment")
+            if r["credential_help"]:
+                click.echo(f"    what to set them to: {r['credential_help']}")
+        settings = [f"regions {', '.join(r['regions'])}" if r["regions"] else "default regions"]
+        if r["base_url"]:
+            settings.append(f"base_url {r['base_url']}")
+        if "charge_types" in r:
+            settings.append(f"charge types {', '.join(r['charge_types'])}")
+        click.echo(f"  config: {'; '.join(settings)}")
+        click.echo(f"  last refresh: {r['last_refresh'] or 'never'}")
+        click.echo("")
+    click.echo(
+        "Set credentials in the environment only (never in config.toml); `planner refresh` reads them."
+    )
+
+
+def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001
+    """'ok 2026-11-30 02:00 UTC' per provider; empty when the database cannot be read (not needed here)."""
+    from db.queries import provider_health
+    from planner.errors import PlannerError
+
+    try:
+        with app.engine().connect() as conn:
+            health = provider_health(conn, names)
+    except PlannerError:
+        return {}
+    return {name: f"{h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC" for name, h in health.items()}
+
+
+@click.command()
+@click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
+@provider_option
+@billing_option
+@click.option("--days", type=click.IntRange(min=1), default=30, show_default=True, metavar="N")
+@variants_option
+@format_option
+@click.pass_obj
+def history(app, gpu, providers, billing, days, include_variants, fmt) -> None:  # noqa: ANN001
+    """How one GPU model's prices and availability changed, day by day.
+
+    One row per day, provider, GPU model and billing mode: the cheapest and dearest CNY per GPU-hour
+    among the instances observed that day, AutoDL's median listing, and the stock stated at the day's
+    last refresh. The table folds days on which nothing changed into one row; JSON and CSV keep every day.
+
+    \b
+    Examples:
+      planner history --gpu A100
+      planner history --gpu 4090 --provider autodl --days 90
+      planner history --gpu H20 --billing on_demand --format csv
+    """
+    from db.queries import price_history
+    from planner import catalog
+    from planner.billing import canonical_billing
+    from planner.providers import canonical_provider
+
+    models = [s.model.name for s in catalog.resolve_query(gpu, include_variants)]
+    names = [canonical_provider(p) for p in providers]
+    modes = [canonical_billing(b) for b in billing]
+    engine, loaded = app.reading_engine()
+    if loaded:
+        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    since = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=days - 1)
+    with engine.connect() as conn:
+        found = price_history(conn, models, since, names or None, modes or None)
+    records = [_history_record(r) for r in found]
+    if fmt == "json":
+        click.echo(dumps_json({"gpu": gpu, "gpu_models": models, "since": since, "days": records}))
+        return
+    if fmt == "csv":
+        flat = [_flat(r) for r in records]
+        columns = list(flat[0]) if flat else ["day", "provider", "gpu_model", "billing"]
+        click.echo(csv_text(flat, columns), nl=False)
+        return
+    if not records:
+        click.echo(
+            f"No prices for {', '.join(models)} in the last {days} day(s). "
+            "Try --days, without --provider/--billing, or `planner refresh`."
+        )
+        return
+    click.echo(render_history(found, models, days))
+
+
+def _history_record(r) -> dict[str, object]:  # noqa: ANN001 - db.queries.HistoryRow
+    stock = None
+    if r.stock_known or r.idle_gpus is not None:
+        stock = {
+            "instances_with_stock": r.stock_known,
+            "sold_out": r.sold_out,
+            "idle_gpus": r.idle_gpus,
+            "total_gpus": r.total_gpus,
+        }
+    return {
+        "day": r.day,
+        "provider": r.provider,
+        "gpu_model": r.gpu_model,
+        "billing": r.billing,
+        "instances": r.instances,
+        "min_cny_per_gpu_hour": r.min_cny_per_gpu_hour,
+        "max_cny_per_gpu_hour": r.max_cny_per_gpu_hour,
+        "median_cny_per_gpu_hour": r.median_cny_per_gpu_hour,
+        "availability": stock,
+    }
+
+
+def _flat(record: dict[str, object]) -> dict[str, object]:
+    stock = record["availability"] or {}
+    out = {k: v for k, v in record.items() if k != "availability"}
+    for key in ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus"):
+        out[key] = stock.get(key) if isinstance(stock, dict) else None
+    return out
+
+
+def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
+    if r.idle_gpus is not None:
+        return f"idle {r.idle_gpus}/{r.total_gpus}" if r.total_gpus is not None else f"idle {r.idle_gpus}"
+    if not r.stock_known:
+        return "-"
+    if r.sold_out == 0:
+        return f"available ({r.stock_known})"
+    if r.sold_out == r.stock_known:
+        return f"sold out ({r.stock_known})"
+    return f"{r.sold_out}/{r.stock_known} sold out"
+
+
+def render_history(found: Sequence, models: Sequence[str], days: int) -> str:
+    """Rows per series, oldest first; consecutive days with the same figures fold into one row."""
+    with_median = any(r.median_cny_per_gpu_hour is not None for r in found)
+    rows: list[list[str]] = []
+    series_last: dict[tuple[str, str, str], tuple] = {}
+    folded: list[list] = []  # [first_day, last_day, row, figures]
+    for r in found:
+        series = (r.gpu_model, r.provider, r.billing)
+        figures = (r.instances, r.min_cny_per_gpu_hour, r.max_cny_per_gpu_hour, r.median_cny_per_gpu_hour,
+                   _stock_cell(r))  # fmt: skip
+        previous = series_last.get(series)
+        if previous and previous[1] == figures and folded and folded[-1][2] == series:
+            folded[-1][1] = r.day
+            continue
+        change = "-"
+        if previous and previous[0].min_cny_per_gpu_hour:
+            before = previous[0].min_cny_per_gpu_hour
+            delta = (r.min_cny_per_gpu_hour - before) / before * 100
+            change = "=" if delta == 0 else f"{delta:+.1f}%"
+        series_last[series] = (r, figures)
+        folded.append([r.day, r.day, series, r, change])
+    for first, last, _series, r, change in folded:
+        when = f"{first}" if first == last else f"{first} .. {last:%m-%d}"
+        row = [
+            when,
+            r.provider,
+            r.gpu_model,
+            r.billing,
+            str(r.instances),
+            money(r.min_cny_per_gpu_hour),
+            money(r.max_cny_per_gpu_hour),
+        ]
+        if with_median:
+            row.append(money(r.median_cny_per_gpu_hour))
+        rows.extend([[*row, change, _stock_cell(r)]])
+    headers = ["day(s)", "provider", "gpu", "billing", "instances", "min CNY/GPU-h", "max CNY/GPU-h"]
+    headers += ["median"] if with_median else []
+    headers += ["min change", "stock"]
+    right = (4, 5, 6, 7, 8) if with_median else (4, 5, 6, 7)
+    lines = [f"History of {', '.join(models)} over the last {days} day(s) (UTC days; CNY per GPU-hour):"]
+    lines.append(table(rows, headers, align_right=right))
+    notes = []
+    if with_median:
+        notes.append("median: AutoDL's median listing (the min is its cheapest).")
+    notes.append("stock: sold out / available among the instances that said so, or idle/total GPUs (AutoDL).")
+    lines.extend(["", *notes])
+    return "\n".join(lines)

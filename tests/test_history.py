@@ -1,0 +1,153 @@
+"""``planner history``: one GPU model's prices and availability day by day, aggregated in SQL."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from decimal import Decimal
+
+from sqlalchemy import text
+
+from db import queries, store
+
+TODAY = dt.datetime.now(dt.UTC).date()
+
+
+def day(n: int) -> dt.datetime:
+    """Two in the morning UTC, ``n`` days ago."""
+    return dt.datetime.combine(TODAY - dt.timedelta(days=n), dt.time(2))
+
+
+# Tencent GT4 (A100-40GB) on demand, oldest first: flat, then a 10% cut, then sold out.
+TENCENT = [(6, "30", "available"), (5, "30", "available"), (4, "30", "available"), (3, "27", "available"),
+           (2, "27", "sold_out"), (1, "27", "sold_out")]  # fmt: skip
+# AutoDL A100 per GPU: cheapest listing, median listing, idle/total.
+AUTODL = [(2, "3.68", "3.90", 4, 32), (1, "3.50", "3.80", 0, 32)]
+
+
+def seed(engine) -> None:
+    gt4, a2 = ("tencent", "ap-beijing", "GT4.4XLARGE96"), ("tencent", "ap-guangzhou", "GT4.4XLARGE96")
+    autodl = ("autodl", "beijing-A", "A100-PCIE-40GB")
+    for ago, price, status in TENCENT:
+        with engine.begin() as conn:
+            run = store.start_run(conn, "tencent", "refresh")
+            ids = store.upsert_instances(
+                conn, [store.InstanceRow(*gt4, "A100-40GB", 1), store.InstanceRow(*a2, "A100-40GB", 1)]
+            )
+            rows = [
+                store.PriceRow(gt4, "on_demand", Decimal(price), "CNY", "hour", Decimal(price), day(ago)),
+                store.PriceRow(a2, "on_demand", Decimal("33"), "CNY", "hour", Decimal("33"), day(ago)),
+                store.PriceRow(
+                    gt4, "monthly", Decimal("12948"), "CNY", "month", Decimal("17.736986"), day(ago)
+                ),
+            ]
+            store.insert_prices(conn, rows, ids, run)
+            stock = [store.AvailabilityRow(gt4, "on_demand", day(ago), status)]
+            stock.append(store.AvailabilityRow(a2, "on_demand", day(ago), "available"))
+            store.insert_availability(conn, stock, ids, run)
+            store.finish_run(conn, run, "ok")
+    for ago, low, median, idle, total in AUTODL:
+        with engine.begin() as conn:
+            run = store.start_run(conn, "autodl", "refresh")
+            ids = store.upsert_instances(conn, [store.InstanceRow(*autodl, "A100-40GB", 1)])
+            row = store.PriceRow(
+                autodl,
+                "on_demand",
+                Decimal(low),
+                "CNY",
+                "hour",
+                Decimal(low),
+                day(ago),
+                median_price=Decimal(median),
+            )
+            store.insert_prices(conn, [row], ids, run)
+            status = "available" if idle else "sold_out"
+            store.insert_availability(
+                conn, [store.AvailabilityRow(autodl, "on_demand", day(ago), status, idle, total)], ids, run
+            )
+            store.finish_run(conn, run, "ok")
+
+
+def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
+    seed(engine)
+    doc = json.loads(run_cli("history", "--gpu", "A100", "--billing", "on_demand", "--format", "json").stdout)
+    assert doc["gpu_models"] == ["A100-40GB", "A100-80GB"]
+    tencent = [r for r in doc["days"] if r["provider"] == "tencent"]
+    assert [r["day"] for r in tencent] == [
+        (TODAY - dt.timedelta(days=n)).isoformat() for n in range(6, 0, -1)
+    ]
+    assert [(r["instances"], r["min_cny_per_gpu_hour"], r["max_cny_per_gpu_hour"]) for r in tencent] == [
+        (2, 30, 33), (2, 30, 33), (2, 30, 33), (2, 27, 33), (2, 27, 33), (2, 27, 33)
+    ]  # fmt: skip
+    assert tencent[-1]["availability"] == {
+        "instances_with_stock": 2,
+        "sold_out": 1,
+        "idle_gpus": None,
+        "total_gpus": None,
+    }
+    autodl = [r for r in doc["days"] if r["provider"] == "autodl"]
+    assert [(r["min_cny_per_gpu_hour"], r["median_cny_per_gpu_hour"]) for r in autodl] == [
+        (3.68, 3.9),
+        (3.5, 3.8),
+    ]
+    assert [r["availability"]["idle_gpus"] for r in autodl] == [4, 0]
+
+
+def test_history_table_folds_unchanged_days_and_shows_the_change(engine, run_cli):
+    seed(engine)
+    out = run_cli("history", "--gpu", "A100", "--provider", "tencent", "--billing", "on_demand").stdout
+    lines = [line for line in out.splitlines() if line.startswith(str(TODAY.year))]
+    first, cut, sold = (TODAY - dt.timedelta(days=n) for n in (6, 3, 2))
+    assert lines[0].startswith(f"{first} .. {TODAY - dt.timedelta(days=4):%m-%d}")
+    assert lines[1].startswith(f"{cut}") and "-10.0%" in lines[1] and "available (2)" in lines[1]
+    assert lines[2].startswith(f"{sold} .. ") and "1/2 sold out" in lines[2] and lines[2].split()[-4] == "="
+    assert len(lines) == 3
+    assert "autodl" not in out
+
+
+def test_history_filters_days_providers_and_billing(engine, run_cli):
+    seed(engine)
+    recent = json.loads(run_cli("history", "--gpu", "A100-40GB", "--days", "2", "--format", "json").stdout)
+    assert {r["day"] for r in recent["days"]} == {(TODAY - dt.timedelta(days=1)).isoformat()}
+    monthly = json.loads(
+        run_cli("history", "--gpu", "A100", "--billing", "monthly", "--format", "json").stdout
+    )
+    assert {(r["provider"], r["billing"]) for r in monthly["days"]} == {("tencent", "monthly")}
+    rows = list(
+        csv.DictReader(
+            io.StringIO(run_cli("history", "--gpu", "A100", "--provider", "autodl", "--format", "csv").stdout)
+        )
+    )
+    assert [(r["day"], r["idle_gpus"], r["total_gpus"]) for r in rows] == [
+        ((TODAY - dt.timedelta(days=2)).isoformat(), "4", "32"),
+        ((TODAY - dt.timedelta(days=1)).isoformat(), "0", "32"),
+    ]
+    empty = run_cli("history", "--gpu", "H800")
+    assert empty.exit_code == 0 and "No prices for H800-80GB in the last 30 day(s)" in empty.stdout
+
+
+def test_history_mistakes_are_one_line(run_cli):
+    result = run_cli("history", "--gpu", "A1OO")
+    assert result.exit_code == 2 and "unknown GPU 'A1OO'" in result.stderr and "A100" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_history_query_runs_on_the_indexes_on_sqlite(tmp_path):
+    from sqlalchemy.dialects import sqlite
+
+    from db.engine import ensure_schema, make_engine
+
+    eng = make_engine(f"sqlite:///{tmp_path / 'h.db'}")
+    ensure_schema(eng)
+    seed(eng)
+    with eng.connect() as conn:
+        conn.execute(text("ANALYZE"))
+        wanted = queries._wanted_instances(["A100-40GB"], None)  # noqa: SLF001
+        stmt = queries._history_statement(wanted, TODAY - dt.timedelta(days=30), None)  # noqa: SLF001
+        compiled = stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
+        plan = " | ".join(str(r[-1]) for r in conn.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
+    assert "ix_instances_gpu_model" in plan, plan
+    assert "SCAN prices" not in plan.replace("SCAN prices USING", ""), plan
+    eng.dispose()
