@@ -1,0 +1,294 @@
+"""``planner report``: dated CSV reports in a folder, optionally e-mailed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planner.commands.options import gpu_filter_option, provider_option
+from planner.errors import PlannerError, UsageError
+from planner.output import dumps_json, table
+
+PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
+
+
+class ReportNotSent(PlannerError):
+    """The files are written but the e-mail could not be delivered."""
+
+    def __init__(self, message: str, hint: str, out_dir: Path):
+        super().__init__(message, hint)
+        self.out_dir = out_dir
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    report: Any  # reports.build.Report
+    out_dir: Path
+    files: tuple[Path, ...]
+    recipients: tuple[str, ...] = ()
+    refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+
+
+def default_out_dir(config: Any) -> Path:
+    """[report] out_dir, else ``reports`` in the data directory."""
+    from planner.config import data_dir
+
+    configured = config.section("report")["out_dir"]
+    return Path(configured).expanduser() if configured else data_dir() / "reports"
+
+
+def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
+    """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
+    from planner.config import secret
+    from reports.mail import SmtpSettings
+
+    email = config.section("email")
+    if not email["smtp_host"]:
+        raise UsageError(
+            "[email] smtp_host is empty", hint="set it to your SMTP server, e.g. smtp.example.com"
+        )
+    if email["ssl"] and email["starttls"]:
+        raise UsageError(
+            "[email] ssl and starttls are both true",
+            hint="ssl = true is TLS from the start (usually port 465); starttls = true upgrades a plain "
+            "connection (usually 587): set the other to false",
+        )
+    check_address(email["sender"], "[email] sender")
+    password = secret(PASSWORD_ENV, env)
+    if email["username"] and not password:
+        raise UsageError(
+            f"[email] username is set but {PASSWORD_ENV} is not",
+            hint=f"export {PASSWORD_ENV}=... (the password is read from the environment only)",
+        )
+    return SmtpSettings(
+        host=email["smtp_host"],
+        port=int(email["smtp_port"]),
+        starttls=email["starttls"],
+        ssl=email["ssl"],
+        username=email["username"],
+        sender=email["sender"],
+        password=password,
+    )
+
+
+def check_address(address: str, what: str) -> str:
+    """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers)."""
+    from email.utils import parseaddr
+
+    if "\n" in address or "\r" in address:
+        raise UsageError(f"{what}: an e-mail address cannot contain a line break")
+    _, bare = parseaddr(address)
+    local, _, domain = bare.partition("@")
+    if not local or not domain or any(c.isspace() for c in bare):
+        raise UsageError(f"{what}: {address!r} is not an e-mail address", hint="use name@example.com")
+    return address.strip()
+
+
+def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
+    """``--email ADDR`` values; a bare ``--email`` stands for [email] recipients."""
+    configured = list(config.section("email")["recipients"])
+    wanted: list[str] = []
+    for value in emails:
+        if value:
+            wanted.append(check_address(value, "--email"))
+        elif not configured:
+            raise UsageError(
+                "--email without an address needs [email] recipients",
+                hint="give --email ADDR, or set recipients",
+            )
+        else:
+            wanted.extend(check_address(a, "[email] recipients") for a in configured)
+    return list(dict.fromkeys(wanted))
+
+
+def report_day(config: Any) -> dt.date:
+    """Today in the team's time zone ([schedule] timezone): the date in the file names."""
+    from planner.schedule import zone
+
+    return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
+
+
+def produce_report(
+    app: Any,
+    *,
+    out_dir: Path | None = None,
+    recipients: Sequence[str] = (),
+    gpu_models: Sequence[str] = (),
+    providers: Sequence[str] = (),
+    sleep: Callable[[float], None] | None = None,
+    on_retry: Callable[[int, Any, float], None] | None = None,
+    on_loaded: Callable[[Any], None] | None = None,
+) -> ReportOutcome:
+    """Build and write the report, then e-mail it to ``recipients`` (if any).
+
+    Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
+    """
+    from planner.providers import PROVIDERS
+    from reports.build import build_report, write_report
+
+    day = report_day(app.config)
+    out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
+    engine, loaded = app.reading_engine()
+    if loaded and on_loaded:
+        on_loaded(loaded)
+    report = build_report(engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS)
+    try:
+        files = tuple(write_report(report, out_dir))
+    except OSError as err:
+        raise PlannerError(
+            f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
+            hint="choose another folder with --out or [report] out_dir",
+        ) from None
+    if not recipients:
+        return ReportOutcome(report, out_dir, files)
+    from reports.mail import MailError, compose, send
+    from reports.summary import summarise
+
+    try:  # checked after writing, so a settings mistake never costs the nightly files
+        settings = smtp_settings(app.config)
+        recipients = [check_address(a, "recipient") for a in recipients]
+    except UsageError as err:
+        raise ReportNotSent(
+            f"could not e-mail the report: {err.message}",
+            f"{err.hint + '. ' if err.hint else ''}The report is on disk in {out_dir}",
+            out_dir,
+        ) from None
+    summary = summarise(report, files)
+    message = compose(summary.subject, summary.text, summary.html, settings.sender, recipients, files)
+    try:
+        refused = send(message, settings, sleep=sleep, on_retry=on_retry)
+    except MailError as err:
+        raise ReportNotSent(
+            f"could not e-mail the report: {err.message}",
+            f"{err.hint}. The report is on disk in {out_dir}",
+            out_dir,
+        ) from None
+    return ReportOutcome(report, out_dir, files, tuple(recipients), refused)
+
+
+@click.command()
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Folder for the CSV files (default: [report] out_dir, else 'reports' in the data directory).",
+)
+@click.option(
+    "--email",
+    "emails",
+    multiple=True,
+    is_flag=False,
+    flag_value="",
+    metavar="[ADDR]",
+    help="E-mail the report to ADDR (repeatable); --email alone sends to [email] recipients.",
+)
+@gpu_filter_option
+@provider_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("table", "json")),
+    default="table",
+    show_default=True,
+    help="table for people; json for programs.",
+)
+@click.pass_obj
+def report(app, out_dir, emails, gpus, providers, fmt) -> None:  # noqa: ANN001
+    """Write dated CSV reports and, with --email, send them in one message.
+
+    Five files named after today's date in [schedule] timezone (YYYY-MM-DD_<table>.csv): the latest
+    price of every GPU instance and billing mode with CNY per GPU-hour (prices), the cheapest option
+    per GPU model (cheapest), price changes since the previous day and week (changes), stock where
+    providers report it (availability), and the last refresh of each provider (health). UTF-8 with a
+    byte-order mark for Excel; text cells that would run as formulas start with a quote.
+
+    The e-mail (a text and HTML summary with the files attached) goes through [email] smtp_host;
+    the password comes from PLANNER_SMTP_PASSWORD only. If it cannot be sent the files stay on
+    disk and the exit code is 1.
+
+    \b
+    Examples:
+      planner report
+      planner report --out ./reports --gpu A100 --gpu H800
+      planner report --email               # to [email] recipients
+      planner report --email ops@example.com --email ml@example.com --format json
+    """
+    from planner import catalog
+    from planner.providers import canonical_provider
+
+    models: list[str] = []
+    for query in gpus:
+        models.extend(s.model.name for s in catalog.resolve_query(query, False))
+    names = [canonical_provider(p) for p in providers]
+    recipients = recipients_for(emails, app.config)
+    if recipients:
+        smtp_settings(app.config)  # a settings mistake stops us before any work
+
+    def retrying(attempt: int, err: Any, wait_s: float) -> None:
+        click.echo(f"E-mail attempt {attempt} failed: {err.message}; retrying in {wait_s:g} s.", err=True)
+
+    def loaded(info: Any) -> None:
+        click.echo(f"Database empty: loaded the {info.label} ({info.rows} prices).", err=True)
+
+    try:
+        outcome = produce_report(
+            app,
+            out_dir=Path(out_dir) if out_dir else None,
+            recipients=recipients,
+            gpu_models=list(dict.fromkeys(models)),
+            providers=list(dict.fromkeys(names)),
+            on_retry=retrying,
+            on_loaded=loaded,
+        )
+    except ReportNotSent as err:
+        click.echo(f"Report written to {err.out_dir}; the e-mail was not sent.", err=True)
+        raise
+    _show(outcome, fmt)
+    if outcome.refused:
+        refused = ", ".join(f"{a} ({code})" for a, (code, _) in outcome.refused.items())
+        raise PlannerError(f"the server refused some recipients: {refused}", hint="check those addresses")
+
+
+def _show(outcome: ReportOutcome, fmt: str) -> None:
+    from reports.build import TABLES
+
+    report = outcome.report
+    files = [
+        {"table": name, "path": str(path), "rows": len(report.tables[name])}
+        for name, path in zip(TABLES, outcome.files, strict=True)
+    ]
+    if fmt == "json":
+        click.echo(
+            dumps_json(
+                {
+                    "day": report.day,
+                    "as_of": report.as_of,
+                    "out_dir": str(outcome.out_dir),
+                    "files": files,
+                    "emailed_to": list(outcome.recipients),
+                    "refused": sorted(outcome.refused),
+                }
+            )
+        )
+        return
+    newest = report.as_of.isoformat() if report.as_of else "none"
+    click.echo(
+        f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
+    )
+    rows = [
+        [path.name, str(len(report.tables[name])), TABLES[name]]
+        for name, path in zip(TABLES, outcome.files, strict=True)
+    ]
+    click.echo(table(rows, ["file", "rows", "contents"], align_right=(1,)))
+    health = report.tables["health"]
+    failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
+    if failed:
+        click.echo(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
+    if outcome.recipients:
+        click.echo(f"Sent to {', '.join(outcome.recipients)}.")

@@ -1,0 +1,101 @@
+"""``planner schedule``: the nightly refresh and report, in the foreground."""
+
+from __future__ import annotations
+
+import click
+
+from planner.output import dumps_json
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Run the job now and exit with its exit code.")
+@click.option("--list", "show_list", is_flag=True, help="Print the next run times and exit.")
+@click.option(
+    "--count", type=click.IntRange(1, 100), default=5, show_default=True, help="Run times --list shows."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("table", "json")),
+    default="table",
+    show_default=True,
+    help="For --list: table for people, json for programs.",
+)
+@click.pass_obj
+def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
+    """Refresh the prices and send the report on a schedule, in the foreground.
+
+    The job refreshes every enabled provider, then writes the report and, with [schedule] email =
+    true, e-mails it to [email] recipients. It runs on [schedule] cron (default '0 2 * * *', read as
+    crontab reads it) in [schedule] timezone (default Asia/Shanghai). One job at a time; runs missed
+    while the machine slept are coalesced into one and still run within [schedule] misfire_grace_s.
+    A refresh already running elsewhere (another scheduler, `planner refresh`) makes the job skip
+    its run and say so. Logs go to standard error and to [schedule] log_file (default planner.log
+    in the data directory). SIGTERM or Ctrl-C stops it cleanly after a running job.
+
+    Exit codes of --once: 0 all well, 1 a provider or the e-mail failed (see the log), 75 skipped
+    because another refresh holds the lock.
+
+    \b
+    Examples:
+      planner schedule --list
+      planner schedule --once
+      planner schedule              # keep running (see the README for systemd and cron)
+    """
+    from planner.schedule import crontab_trigger, log_path, logging_to, run_job
+
+    settings = app.config.section("schedule")
+    trigger = crontab_trigger(settings["cron"], settings["timezone"])
+    if once and show_list:
+        raise click.UsageError("--once and --list do not go together")
+    if show_list:
+        _show_list(app, trigger, count, fmt)
+        return
+    path = log_path(app.config)
+    with logging_to(path):
+        if once:
+            click.get_current_context().exit(run_job(app))
+        from planner.schedule import log, run_scheduler
+
+        log.info(
+            "scheduler started: %r in %s, logging to %s; stop with Ctrl-C or SIGTERM",
+            settings["cron"],
+            settings["timezone"],
+            path,
+        )
+        run_scheduler(trigger, settings["timezone"], int(settings["misfire_grace_s"]), lambda: run_job(app))
+
+
+def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
+    from planner.schedule import format_run, log_path, next_runs
+
+    settings = app.config.section("schedule")
+    recipients = list(app.config.section("email")["recipients"])
+    runs = next_runs(trigger, count)
+    if fmt == "json":
+        click.echo(
+            dumps_json(
+                {
+                    "cron": settings["cron"],
+                    "timezone": settings["timezone"],
+                    "next_runs": [r.isoformat() for r in runs],
+                    "email": bool(settings["email"]),
+                    "recipients": recipients if settings["email"] else [],
+                    "misfire_grace_s": settings["misfire_grace_s"],
+                    "log_file": str(log_path(app.config)),
+                }
+            )
+        )
+        return
+    click.echo(f"Schedule: {settings['cron']!r} (minute hour day month weekday) in {settings['timezone']}")
+    click.echo("Next runs:")
+    for run in runs:
+        click.echo(f"  {format_run(run, settings['timezone'])}")
+    if not settings["email"]:
+        mail = "off ([schedule] email = false)"
+    elif recipients:
+        mail = f"to {', '.join(recipients)}"
+    else:
+        mail = "on, but [email] recipients is empty: the report is only written to disk"
+    click.echo(f"Each run: refresh, then report; e-mail {mail}.")
+    click.echo(f"Log file: {log_path(app.config)}")

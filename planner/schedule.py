@@ -1,0 +1,315 @@
+"""The nightly job: refresh the prices, then write the report and e-mail it; and the scheduler that
+runs it on a cron expression in a time zone.
+
+The job holds the refresh lock (``planner.locks``) while it refreshes, so two schedulers, or a
+scheduler and a person running ``planner refresh``, never refresh at once: the second one logs who
+holds the lock and skips its run. APScheduler (imported only here, only when scheduling) runs one
+job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
+period (a machine that was asleep at 02:00).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import difflib
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from planner.errors import PlannerError, UsageError
+from planner.locks import LockBusy, refresh_lock
+
+log = logging.getLogger("planner.schedule")
+
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # crontab numbering: 0 (and 7) = Sunday
+CRON_HINT = "five fields, minute hour day month weekday, e.g. '0 2 * * *' (02:00 every day)"
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name``; an unknown one is a UsageError with near names."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        near = difflib.get_close_matches(name, sorted(available_timezones()), n=3)
+        hint = f"did you mean {', '.join(near)}?" if near else "use an IANA name such as Asia/Shanghai"
+        raise UsageError(f"[schedule] timezone {name!r} is not a known time zone", hint=hint) from None
+
+
+def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler CronTrigger, imported lazily
+    """An APScheduler CronTrigger for a standard five-field crontab line, read the way cron reads it.
+
+    APScheduler 3 numbers weekdays from Monday = 0 (its ``from_crontab`` warns about this); cron
+    numbers them from Sunday = 0. The weekday field is therefore rewritten as day names first.
+    """
+    from apscheduler.triggers.cron import CronTrigger
+
+    fields = cron.split()
+    if len(fields) != 5:
+        raise UsageError(f"[schedule] cron {cron!r} has {len(fields)} field(s), not 5", hint=CRON_HINT)
+    minute, hour, day, month, weekday = fields
+    try:
+        return CronTrigger(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=crontab_weekdays(weekday),
+            timezone=zone(timezone),
+        )
+    except ValueError as err:
+        raise UsageError(f"[schedule] cron {cron!r} is not valid: {err}", hint=CRON_HINT) from None
+
+
+def crontab_weekdays(field: str) -> str:
+    """A crontab weekday field (``1-5``, ``0,6``, ``*/2``, ``mon-fri``, ``7``) as day names."""
+    if field in ("*", "?"):
+        return "*"
+    days: set[int] = set()
+    for part in field.lower().split(","):
+        span, _, step_text = part.partition("/")
+        if step_text and not step_text.isdigit() or step_text == "0":
+            raise ValueError(f"bad step in weekday {part!r}")
+        step = int(step_text or 1)
+        if span == "*":
+            low, high = 0, 6
+        elif "-" in span:
+            first, last = span.split("-", 1)
+            low, high = _weekday(first), _weekday(last)
+            if high == 0 and low > 0:
+                high = 7  # "5-0" or "fri-sun": up to Sunday
+        else:
+            low = _weekday(span)
+            high = 6 if step_text else low
+        if low > high:
+            raise ValueError(f"weekday range {span!r} runs backwards")
+        days.update(d % 7 for d in range(low, high + 1, step))
+    return ",".join(_WEEKDAYS[d] for d in sorted(days))
+
+
+def _weekday(token: str) -> int:
+    if token.isdigit() and 0 <= int(token) <= 7:
+        return int(token)
+    if token[:3] in _WEEKDAYS and len(token) == 3:
+        return _WEEKDAYS.index(token[:3])
+    raise ValueError(f"bad weekday {token!r} (0-7 or sun..sat)")
+
+
+def next_runs(trigger: Any, count: int, now: dt.datetime | None = None) -> list[dt.datetime]:
+    """The next ``count`` fire times after ``now`` (aware datetimes in the trigger's time zone)."""
+    now = now or dt.datetime.now(trigger.timezone)
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    runs: list[dt.datetime] = []
+    previous = None
+    for _ in range(count):
+        fire = trigger.get_next_fire_time(previous, now)
+        if fire is None:
+            break
+        runs.append(fire)
+        previous = now = fire
+    return runs
+
+
+def format_run(when: dt.datetime, timezone: str) -> str:
+    """``2026-12-01 02:00 Asia/Shanghai (UTC+08:00)``."""
+    offset = when.strftime("%z")
+    return f"{when:%Y-%m-%d %H:%M} {timezone} (UTC{offset[:3]}:{offset[3:]})"
+
+
+def log_path(config: Any) -> Path:
+    from planner.config import data_dir
+
+    configured = config.section("schedule")["log_file"]
+    return Path(configured).expanduser() if configured else data_dir() / "planner.log"
+
+
+@contextlib.contextmanager
+def logging_to(path: Path) -> Iterator[None]:
+    """Log INFO and above to ``path`` (rotated at 5 MB, 5 kept) and to standard error, for the
+    duration of the block (so tests and repeated calls do not pile up handlers)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        to_file = logging.handlers.RotatingFileHandler(
+            path, maxBytes=5_000_000, backupCount=5, encoding="utf-8"
+        )
+    except OSError as err:
+        raise PlannerError(
+            f"cannot write the log file {str(path)!r}: {err.strerror}", hint="set [schedule] log_file"
+        ) from None
+    to_console = logging.StreamHandler(sys.stderr)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S%z")
+    root = logging.getLogger()
+    old_level = root.level
+    quiet = logging.getLogger("alembic")  # its INFO lines are noise here; warnings still show
+    old_quiet = quiet.level
+    quiet.setLevel(logging.WARNING)
+    for handler in (to_file, to_console):
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for handler in (to_file, to_console):
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(old_level)
+        quiet.setLevel(old_quiet)
+
+
+def refresh_step(app: Any) -> Any:
+    """Refresh every enabled provider; returns the pipeline's RefreshSummary."""
+    from planner.refresh import run_refresh
+
+    return run_refresh(app.engine(), app.config, progress=lambda line: log.info("refresh: %s", line))
+
+
+def report_step(app: Any) -> int:
+    """Write the report and, with [schedule] email = true, send it to [email] recipients."""
+    from planner.commands.report import ReportNotSent, produce_report
+
+    wanted = app.config.section("schedule")["email"]
+    recipients = list(app.config.section("email")["recipients"]) if wanted else []
+    if wanted and not recipients:
+        log.warning("[schedule] email is true but [email] recipients is empty: writing the report only")
+    try:
+        outcome = produce_report(
+            app,
+            recipients=recipients,
+            on_retry=lambda n, err, wait_s: log.warning(
+                "e-mail attempt %d failed: %s; retrying in %g s", n, err.message, wait_s
+            ),
+        )
+    except ReportNotSent as err:
+        log.error("report written to %s but not sent: %s (%s)", err.out_dir, err.message, err.hint)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("report failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+        return err.exit_code
+    log.info("report: wrote %d file(s) to %s", len(outcome.files), outcome.out_dir)
+    if outcome.recipients:
+        log.info("report: sent to %s", ", ".join(outcome.recipients))
+    for address, (code, reply) in outcome.refused.items():
+        log.error("report: %s refused by the server: %s %s", address, code, reply)
+    return 1 if outcome.refused else 0
+
+
+def run_job(
+    app: Any,
+    refresh: Callable[[Any], Any] | None = None,
+    report: Callable[[Any], int] | None = None,
+    holder: str = "planner schedule",
+) -> int:
+    """Refresh under the lock, then report. The exit code: 0 all well, 1 something failed (see the
+    log), 75 skipped because another refresh holds the lock.
+
+    ``refresh`` and ``report`` default to refresh_step and report_step (looked up when called).
+    """
+    refresh = refresh or refresh_step
+    report = report or report_step
+    log.info("job: refresh, then report")
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            summary = refresh(app)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("refresh failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+        refresh_code = err.exit_code
+    except Exception:
+        log.exception("refresh crashed")
+        refresh_code = 1
+    else:
+        parts = [
+            f"{o.provider} {o.status} ({o.offers} offers, {o.stored} stored, {o.changed} changed)"
+            for o in summary.outcomes
+        ]
+        log.info("refresh finished: %s", "; ".join(parts) or "no provider")
+        for o in summary.outcomes:
+            if o.status == "failed":
+                log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
+        refresh_code = summary.exit_code
+    try:
+        report_code = report(app)
+    except Exception:
+        log.exception("report crashed")
+        report_code = 1
+    code = max(refresh_code, report_code)
+    log.info("job finished with exit code %d", code)
+    return code
+
+
+def make_scheduler(trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any]):  # noqa: ANN201
+    """A scheduler running ``job`` on ``trigger`` in a thread of its own: one at a time, missed runs
+    coalesced into one, a run missed by less than ``grace_s`` still run. Returns (scheduler, job)."""
+    from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
+    from apscheduler.executors.pool import ThreadPoolExecutor
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    scheduler = BackgroundScheduler(
+        timezone=trigger.timezone,
+        executors={"default": ThreadPoolExecutor(max_workers=1)},
+    )
+    scheduled = scheduler.add_job(
+        job,
+        trigger,
+        id="refresh-and-report",
+        name="refresh and report",
+        coalesce=True,
+        max_instances=1,
+        misfire_grace_time=grace_s,
+    )
+
+    def after(_event: Any) -> None:
+        if scheduled.next_run_time:
+            log.info("next run: %s", format_run(scheduled.next_run_time, timezone))
+
+    scheduler.add_listener(after, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
+    return scheduler, scheduled
+
+
+def run_scheduler(
+    trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any], poll_s: float = 0.5
+) -> None:
+    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT.
+
+    The first signal stops scheduling and lets a running job finish; a second one exits at once.
+    The main thread only waits for signals while the scheduler works in its own thread (rather than
+    APScheduler's BlockingScheduler in the main thread): a signal handler that stopped a scheduler
+    running in its own thread could deadlock on a lock that thread held when the signal came, so
+    the handler only records the signal and the main thread stops the scheduler.
+    """
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job)
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if received:
+            os.write(2, b"planner schedule: second signal, exiting now\n")
+            os._exit(128 + signum)
+        received.append(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        scheduler.start()
+        first = next_runs(trigger, 1)
+        log.info("next run: %s", format_run(first[0], timezone) if first else "never")
+        while not received:
+            time.sleep(poll_s)
+        name = signal.Signals(received[0]).name
+        log.info("%s: stopping (a running job finishes first; send it again to exit now)", name)
+        scheduler.shutdown(wait=True)
+    finally:
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    log.info("scheduler stopped")

@@ -1,0 +1,92 @@
+"""A report: five tables built from the database, written as dated CSV files.
+
+File names are ours: the date and a fixed table name, plus the canonical GPU and provider names of a
+filtered report (checked against a safe alphabet). Nothing a provider sends reaches a file name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+
+from reports import data
+from reports.csvfile import write_csv
+
+# The tables in the order they are written and attached, with what each holds.
+TABLES: dict[str, str] = {
+    "prices": "the latest price of every GPU instance and billing mode, with CNY per GPU-hour",
+    "cheapest": "the cheapest option per GPU model",
+    "changes": "price changes since the previous day and the previous week",
+    "availability": "stock per instance, where the provider reports it",
+    "health": "the last refresh of each provider",
+}
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Report:
+    day: dt.date  # the date in the file names (the team's calendar day)
+    as_of: dt.date | None  # the newest observation (UTC day); None when the database holds no price
+    generated_at: dt.datetime  # UTC
+    tables: dict[str, pd.DataFrame] = field(hash=False, compare=False)
+    gpu_models: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+
+    def file_name(self, table: str) -> str:
+        scope = "_".join(part for part in (_scope(self.gpu_models), _scope(self.providers)) if part)
+        scope = f"_{scope}" if scope else ""
+        if len(scope) > 60:
+            scope = "_filtered-" + hashlib.sha256(scope.encode()).hexdigest()[:8]
+        return f"{self.day.isoformat()}{scope}_{table}.csv"
+
+
+def _scope(names: Sequence[str]) -> str:
+    return "+".join(_SAFE.sub("-", n).strip(".-") or "x" for n in names)
+
+
+def build_report(
+    engine: Engine,
+    day: dt.date,
+    *,
+    gpu_models: Sequence[str] = (),
+    providers: Sequence[str] = (),
+    known_providers: Sequence[str] = (),
+    now: dt.datetime | None = None,
+) -> Report:
+    """Read every table of the report in one read transaction (a consistent view on PostgreSQL)."""
+    models = list(gpu_models) or None
+    names = list(providers) or None
+    with engine.connect() as conn:
+        latest = data.latest_frame(conn, models, names)
+        newest = data.as_of(conn, models, names)
+        tables = {
+            "prices": latest,
+            "cheapest": data.cheapest_frame(latest),
+            "changes": data.changes_frame(conn, newest, models, names),
+            "availability": data.availability_frame(conn, latest, models, names),
+            "health": data.health_frame(conn, list(providers) or list(known_providers)),
+        }
+    if names:
+        tables["health"] = tables["health"][tables["health"]["provider"].isin(names)].reset_index(drop=True)
+    return Report(
+        day=day,
+        as_of=newest,
+        generated_at=now or dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0),
+        tables=tables,
+        gpu_models=tuple(gpu_models),
+        providers=tuple(providers),
+    )
+
+
+def write_report(report: Report, out_dir: Path) -> list[Path]:
+    """Write every table to ``out_dir`` (created if needed); the paths in TABLES order."""
+    out_dir = Path(out_dir).expanduser()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [write_csv(report.tables[name], out_dir / report.file_name(name)) for name in TABLES]

@@ -1,0 +1,61 @@
+"""CSV files that people open in Excel: UTF-8 with a byte-order mark, formula injection neutralised.
+
+Excel (and LibreOffice, Google Sheets) run a cell that begins with ``=``, ``+``, ``-`` or ``@`` as a
+formula, and a leading tab or carriage return can smuggle one past a first-character check. Text from
+providers (instance names, error messages) is not ours to trust, so every *text* cell that begins with
+one of those characters gets a single quote in front (OWASP, "CSV Injection"). Number columns are
+written as numbers and left alone: -12.5 in a percentage column stays the number -12.5.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly
+
+
+def neutralise(value: Any) -> Any:
+    """``=HYPERLINK("x")`` -> ``'=HYPERLINK("x")``; anything that is not text is returned unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def neutralised(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells are neutralised; numeric, boolean and date columns untouched."""
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if (
+            pd.api.types.is_numeric_dtype(column)
+            or pd.api.types.is_bool_dtype(column)
+            or pd.api.types.is_datetime64_any_dtype(column)
+        ):
+            continue
+        out[name] = column.map(neutralise, na_action="ignore")
+    return out
+
+
+def number_text(value: float) -> str:
+    """12948.0 -> "12948", 17.7369860 -> "17.736986": at most six places (what the database keeps)."""
+    text = f"{value:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """Write ``frame`` to ``path`` (header row first), atomically: readers never see half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        neutralised(frame).to_csv(
+            tmp, index=False, encoding=ENCODING, lineterminator="\n", float_format=number_text
+        )
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,380 @@
+"""The report's tables as DataFrames, each read with one SQL query on the indexes (read only).
+
+Nothing loads the price history into Python: the latest prices come from ``db.queries.latest_prices``;
+price changes compare the newest day's observations with the latest observation in a bounded window
+before it, joined in SQL on ``ix_prices_observed_on`` and the (instance, billing, day) unique index;
+refresh health reads the newest run per provider.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from decimal import Decimal
+
+import pandas as pd
+from sqlalchemy import Select, and_, func, select
+from sqlalchemy.engine import Connection
+
+from db import schema
+from db.queries import latest_prices
+from db.schema import instances, prices, scrape_runs
+
+# (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
+# before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
+# shows its change. The old observation's date is in every row (old_on).
+PERIODS = (("day", 1, 2), ("week", 7, 7))
+STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus")
+
+PRICE_COLUMNS = (
+    "gpu_model",
+    "cny_per_gpu_hour",
+    "provider",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "billing",
+    "price",
+    "currency",
+    "unit",
+    "vcpus",
+    "memory_gb",
+    "observed_at_utc",
+    "from_snapshot",
+    "gpu_note",
+    "source",
+)
+CHANGE_COLUMNS = (
+    "since",
+    "gpu_model",
+    "provider",
+    "region",
+    "instance_type",
+    "billing",
+    "old_on",
+    "new_on",
+    "old_price",
+    "new_price",
+    "currency",
+    "unit",
+    "change_pct",
+    "old_cny_per_gpu_hour",
+    "new_cny_per_gpu_hour",
+)
+_KEY = ("provider", "region", "instance_type", "billing")
+AVAILABILITY_COLUMNS = (
+    "gpu_model",
+    "provider",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "billing",
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "observed_at_utc",
+)
+# Run columns a newer schema adds (0002); shown when the database has them.
+_RUN_EXTRAS = tuple(c for c in ("mode", "offers_skipped", "prices_flagged") if c in scrape_runs.c)
+HEALTH_COLUMNS = (
+    "provider",
+    "status",
+    "started_at_utc",
+    "finished_at_utc",
+    "duration_s",
+    "offers_seen",
+    "prices_stored",
+    "prices_changed",
+    *_RUN_EXTRAS,
+    "unknown_gpus",
+    "error",
+)
+
+
+def _wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
+    conditions = []
+    if gpu_models:
+        conditions.append(instances.c.gpu_model.in_(list(gpu_models)))
+    if providers:
+        conditions.append(instances.c.provider.in_(list(providers)))
+    return select(instances.c.id).where(*conditions)
+
+
+def _number(value: Decimal | float | int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def latest_frame(
+    conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """The latest price of every instance and billing mode, cheapest per GPU-hour first within a GPU."""
+    records = [
+        {
+            "gpu_model": p.gpu_model,
+            "cny_per_gpu_hour": _number(p.cny_per_gpu_hour),
+            "provider": p.provider,
+            "region": p.region,
+            "instance_type": p.instance_type,
+            "gpus_per_instance": p.gpu_count,
+            "billing": p.billing,
+            "price": _number(p.price),
+            "currency": p.currency,
+            "unit": p.unit,
+            "vcpus": p.vcpus,
+            "memory_gb": p.memory_gb,
+            "observed_at_utc": p.observed_at,
+            "from_snapshot": p.run_kind == "snapshot",
+            "gpu_note": p.gpu_note,
+            "source": p.source,
+        }
+        for p in latest_prices(conn, gpu_models or None, providers or None)
+    ]
+    frame = pd.DataFrame.from_records(records, columns=list(PRICE_COLUMNS))
+    frame = _typed(frame, floats=("cny_per_gpu_hour", "gpus_per_instance", "price", "memory_gb"))
+    frame["vcpus"] = frame["vcpus"].astype("Int64")
+    frame["from_snapshot"] = frame["from_snapshot"].astype(bool)
+    frame["observed_at_utc"] = pd.to_datetime(frame["observed_at_utc"])
+    return frame.sort_values(
+        ["gpu_model", "cny_per_gpu_hour", "provider", "region"], kind="stable"
+    ).reset_index(drop=True)
+
+
+def cheapest_frame(latest: pd.DataFrame) -> pd.DataFrame:
+    """One row per GPU model: its cheapest option per GPU-hour (spot only where nothing else is sold)."""
+    columns = [
+        "gpu_model",
+        "cny_per_gpu_hour",
+        "provider",
+        "region",
+        "instance_type",
+        "gpus_per_instance",
+        "billing",
+        "price",
+        "currency",
+        "unit",
+        "observed_at_utc",
+        "from_snapshot",
+        "offers",
+        "providers",
+        "cheapest_spot_cny_per_gpu_hour",
+    ]
+    if latest.empty:
+        return _typed(pd.DataFrame(columns=columns), floats=("cny_per_gpu_hour", "price"))
+    ranked = latest.assign(_spot=latest["billing"] == "spot").sort_values(
+        ["gpu_model", "_spot", "cny_per_gpu_hour", "provider", "region"], kind="stable"
+    )
+    best = ranked.drop_duplicates("gpu_model").set_index("gpu_model")
+    grouped = latest.groupby("gpu_model")
+    best["offers"] = grouped.size()
+    best["providers"] = grouped["provider"].nunique()
+    best["cheapest_spot_cny_per_gpu_hour"] = (
+        latest[latest["billing"] == "spot"].groupby("gpu_model")["cny_per_gpu_hour"].min()
+    )
+    return best.reset_index()[columns]
+
+
+def as_of(
+    conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
+) -> dt.date | None:
+    """The newest observation day among the instances in scope (None for an empty database)."""
+    query = select(func.max(prices.c.observed_on))
+    if gpu_models or providers:
+        query = query.where(prices.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
+    return conn.execute(query).scalar()
+
+
+def changes_statement(
+    day: dt.date,
+    period_days: int,
+    slack_days: int,
+    gpu_models: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+) -> Select:
+    """Prices observed on ``day`` that differ from the latest observation ``period_days`` to
+    ``period_days + slack_days`` before it. Both sides are picked by day on ix_prices_observed_on."""
+    new = prices.alias("new")
+    old = prices.alias("old")
+    reference = day - dt.timedelta(days=period_days)
+    earlier = (
+        select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
+        .where(
+            prices.c.observed_on <= reference,
+            prices.c.observed_on >= reference - dt.timedelta(days=slack_days),
+        )
+        .group_by(prices.c.instance_id, prices.c.billing)
+        .subquery("earlier")
+    )
+    percent = (new.c.price - old.c.price) * 100 / func.nullif(old.c.price, 0)
+    conditions = [new.c.observed_on == day, new.c.price != old.c.price]
+    if gpu_models or providers:
+        conditions.append(new.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
+    return (
+        select(
+            instances.c.gpu_model,
+            instances.c.provider,
+            instances.c.region,
+            instances.c.instance_type,
+            new.c.billing,
+            old.c.observed_on.label("old_on"),
+            new.c.observed_on.label("new_on"),
+            old.c.price.label("old_price"),
+            new.c.price.label("new_price"),
+            new.c.currency,
+            new.c.unit,
+            percent.label("change_pct"),
+            old.c.cny_per_gpu_hour.label("old_cny_per_gpu_hour"),
+            new.c.cny_per_gpu_hour.label("new_cny_per_gpu_hour"),
+        )
+        .select_from(new)
+        .join(earlier, and_(earlier.c.instance_id == new.c.instance_id, earlier.c.billing == new.c.billing))
+        .join(
+            old,
+            and_(
+                old.c.instance_id == new.c.instance_id,
+                old.c.billing == new.c.billing,
+                old.c.observed_on == earlier.c.day,
+            ),
+        )
+        .join(instances, instances.c.id == new.c.instance_id)
+        .where(*conditions)
+    )
+
+
+def changes_frame(
+    conn: Connection,
+    day: dt.date | None,
+    gpu_models: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Price changes on ``day`` against the previous day and the previous week, biggest moves first."""
+    frames = []
+    for label, days, slack in PERIODS:
+        if day is None:
+            break
+        rows = conn.execute(changes_statement(day, days, slack, gpu_models, providers)).mappings().all()
+        frames.append(pd.DataFrame([{"since": label, **row} for row in rows], columns=list(CHANGE_COLUMNS)))
+    frame = pd.concat(frames) if frames else pd.DataFrame(columns=list(CHANGE_COLUMNS))
+    frame = _typed(
+        frame, floats=("old_price", "new_price", "change_pct", "old_cny_per_gpu_hour", "new_cny_per_gpu_hour")
+    )
+    frame["change_pct"] = frame["change_pct"].round(2)
+    frame["_size"] = frame["change_pct"].abs()
+    frame = frame.sort_values(
+        ["since", "_size", "gpu_model", "provider"], ascending=[True, False, True, True]
+    )
+    return frame.drop(columns="_size").reset_index(drop=True)
+
+
+def availability_frame(
+    conn: Connection,
+    latest: pd.DataFrame,
+    gpu_models: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Stock of every instance and billing mode in ``latest``, from its newest availability row.
+
+    ``stock_status`` is the provider's word (available, sold_out); where it gave only counts, it is
+    derived from ``idle_gpus`` (none idle = sold_out); with nothing recorded it is "unknown".
+    """
+    frame = latest[["gpu_model", "provider", "region", "instance_type", "gpus_per_instance", "billing"]]
+    table = getattr(schema, "availability", None)
+    if table is None:  # a database from before availability was recorded
+        stock = pd.DataFrame(columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"])
+    else:
+        newest = (
+            select(table.c.instance_id, table.c.billing, func.max(table.c.run_id).label("run_id"))
+            .where(table.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
+            .group_by(table.c.instance_id, table.c.billing)
+            .subquery("newest")
+        )
+        query = (
+            select(
+                instances.c.provider,
+                instances.c.region,
+                instances.c.instance_type,
+                table.c.billing,
+                *(table.c[c] for c in STOCK_COLUMNS),
+                table.c.observed_at.label("observed_at_utc"),
+            )
+            .select_from(newest)
+            .join(
+                table,
+                and_(
+                    table.c.instance_id == newest.c.instance_id,
+                    table.c.billing == newest.c.billing,
+                    table.c.run_id == newest.c.run_id,
+                ),
+            )
+            .join(instances, instances.c.id == table.c.instance_id)
+        )
+        stock = pd.DataFrame(
+            conn.execute(query).mappings().all(), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
+        )
+    frame = frame.merge(stock, on=list(_KEY), how="left")
+    for name in ("idle_gpus", "total_gpus"):
+        frame[name] = pd.to_numeric(frame[name]).round().astype("Int64")
+    derived = frame["idle_gpus"].map(lambda n: "available" if n > 0 else "sold_out", na_action="ignore")
+    frame["stock_status"] = frame["stock_status"].astype(object).fillna(derived.astype(object))
+    frame["stock_status"] = frame["stock_status"].fillna("unknown")
+    frame["observed_at_utc"] = pd.to_datetime(frame["observed_at_utc"])
+    frame = frame.sort_values(["gpu_model", "provider", "region", "instance_type", "billing"], kind="stable")
+    return frame[list(AVAILABILITY_COLUMNS)].reset_index(drop=True)
+
+
+def health_frame(conn: Connection, providers: Sequence[str]) -> pd.DataFrame:
+    """The last refresh of each provider (``providers`` first, then any other refreshed one)."""
+    newest = (
+        select(func.max(scrape_runs.c.id).label("id"))
+        .where(scrape_runs.c.kind == "refresh")
+        .group_by(scrape_runs.c.provider)
+        .subquery("newest")
+    )
+    query = select(
+        scrape_runs.c.provider,
+        scrape_runs.c.status,
+        scrape_runs.c.started_at,
+        scrape_runs.c.finished_at,
+        scrape_runs.c.offers_seen,
+        scrape_runs.c.prices_stored,
+        scrape_runs.c.prices_changed,
+        scrape_runs.c.unknown_gpus,
+        scrape_runs.c.error,
+        *(scrape_runs.c[c] for c in _RUN_EXTRAS),
+    ).join(newest, newest.c.id == scrape_runs.c.id)
+    found = {row.provider: row for row in conn.execute(query)}
+    records = []
+    for name in [*providers, *sorted(set(found) - set(providers))]:
+        row = found.get(name)
+        if row is None:
+            records.append({"provider": name, "status": "never", "error": "no refresh recorded"})
+            continue
+        duration = (row.finished_at - row.started_at).total_seconds() if row.finished_at else None
+        records.append(
+            {
+                "provider": name,
+                "status": row.status,
+                "started_at_utc": row.started_at,
+                "finished_at_utc": row.finished_at,
+                "duration_s": duration,
+                "offers_seen": row.offers_seen,
+                "prices_stored": row.prices_stored,
+                "prices_changed": row.prices_changed,
+                "unknown_gpus": row.unknown_gpus,
+                "error": row.error,
+                **{c: row._mapping[c] for c in _RUN_EXTRAS},
+            }
+        )
+    frame = pd.DataFrame.from_records(records, columns=list(HEALTH_COLUMNS))
+    for name in ("offers_seen", "prices_stored", "prices_changed", "offers_skipped", "prices_flagged"):
+        if name in frame:
+            frame[name] = pd.to_numeric(frame[name]).astype("Int64")
+    for name in ("started_at_utc", "finished_at_utc"):
+        frame[name] = pd.to_datetime(frame[name])
+    return _typed(frame, floats=("duration_s",))
+
+
+def _typed(frame: pd.DataFrame, floats: Sequence[str]) -> pd.DataFrame:
+    """Number columns as float64, so they are written (and read back) as numbers, never as text."""
+    for name in floats:
+        frame[name] = pd.to_numeric(frame[name]).astype("float64")
+    return frame

@@ -1,0 +1,303 @@
+"""``planner report --email`` against a real SMTP server on loopback (aiosmtpd): plain, STARTTLS with
+AUTH, implicit TLS, a server that says "try later", a wrong password, and a server that is down."""
+
+from __future__ import annotations
+
+import contextlib
+import email
+import email.policy
+import shutil
+import socket
+import ssl
+import subprocess
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from reports.mail import MailError, SmtpSettings, compose, send
+from tests.conftest import price_row, write_csv
+
+PASSWORD = "s3cret-pa55word"
+BOM = b"\xef\xbb\xbf"
+
+
+class Recorder:
+    """An aiosmtpd handler that keeps what it receives; answers 451 to the first ``busy`` messages."""
+
+    def __init__(self, busy: int = 0):
+        self.messages: list[tuple[str, list[str], bytes]] = []
+        self.busy = busy
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201 - aiosmtpd hook
+        if self.busy:
+            self.busy -= 1
+            return "451 4.3.0 busy, try again later"
+        self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
+        return "250 OK"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def smtp_server(handler: Recorder, **kwargs):
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port(), **kwargs)
+    controller.start()
+    try:
+        yield controller.port
+    finally:
+        controller.stop()
+
+
+def authenticator(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN201
+    ok = isinstance(auth_data, LoginPassword) and auth_data == LoginPassword(b"planner", PASSWORD.encode())
+    return AuthResult(success=ok, handled=False)  # handled=False: aiosmtpd answers 535 itself
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, made with the openssl command."""
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def server_context(certificate: tuple[Path, Path]) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(*map(str, certificate))
+    return context
+
+
+def email_config(tmp_path: Path, port: int, **settings: object) -> Path:
+    values = {"smtp_host": "127.0.0.1", "smtp_port": port, "starttls": False, "ssl": False}
+    values.update(settings)
+    lines = ["[email]"]
+    for key, value in values.items():
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, int):
+            lines.append(f"{key} = {value}")
+        elif isinstance(value, list):
+            lines.append(f"{key} = [{', '.join(repr(v) for v in value)}]")
+        else:
+            lines.append(f"{key} = {value!r}")
+    path = tmp_path / "team.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def filled(run_cli, tmp_path):
+    rows = [
+        price_row(),
+        price_row(provider="autodl", region="西北B区", instance_type='=HYPERLINK("x")', price="6"),
+    ]
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+
+
+def parse(raw: bytes) -> email.message.EmailMessage:
+    return email.message_from_bytes(raw, policy=email.policy.default)
+
+
+def test_report_email_delivers_one_message_with_the_csv_files_attached(run_cli, tmp_path, filled):
+    handler = Recorder()
+    out = tmp_path / "out"
+    with smtp_server(handler) as port:
+        config = email_config(tmp_path, port, recipients=["ml-team@example.com", "ops@example.com"])
+        result = run_cli("--config", str(config), "report", "--out", str(out), "--email")
+    assert result.exit_code == 0, result.output
+    assert "Sent to ml-team@example.com, ops@example.com." in result.stdout
+    assert len(handler.messages) == 1
+    sender, rcpts, raw = handler.messages[0]
+    assert sender == "planner@localhost" and rcpts == ["ml-team@example.com", "ops@example.com"]
+    message = parse(raw)
+    attachments = list(message.iter_attachments())
+    assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.iterdir())
+    assert len(attachments) == 5
+    for part in attachments:
+        data = part.get_payload(decode=True)
+        assert part.get_content_type() == "text/csv"
+        assert data.startswith(BOM) and data == (out / part.get_filename()).read_bytes()
+        assert data[len(BOM) :].split(b"\n", 1)[0].startswith((b"gpu_model,", b"since,", b"provider,"))
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "Cheapest per GPU-hour" in text and "A100-40GB" in text and "autodl" in text
+    assert "&quot;x&quot;" in html and '=HYPERLINK("x")' not in html  # provider text is escaped
+    assert message["Subject"].startswith("GPU prices ")
+
+
+def test_starttls_with_login(run_cli, tmp_path, filled, certificate, monkeypatch):
+    handler = Recorder()
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))  # trust the test certificate
+    monkeypatch.setenv("PLANNER_SMTP_PASSWORD", PASSWORD)
+    with smtp_server(
+        handler,
+        tls_context=server_context(certificate),
+        require_starttls=True,
+        authenticator=authenticator,
+        auth_required=True,
+    ) as port:
+        config = email_config(tmp_path, port, starttls=True, username="planner", sender="planner@example.com")
+        result = run_cli(
+            "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
+        )
+    assert result.exit_code == 0, result.output
+    assert [m[1] for m in handler.messages] == [["a@example.com"]]
+    assert PASSWORD not in result.output
+
+
+def test_implicit_tls(run_cli, tmp_path, filled, certificate, monkeypatch):
+    handler = Recorder()
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    with smtp_server(handler, ssl_context=server_context(certificate)) as port:
+        config = email_config(tmp_path, port, ssl=True)
+        result = run_cli(
+            "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
+        )
+    assert result.exit_code == 0, result.output
+    assert len(handler.messages) == 1
+
+
+def test_an_untrusted_certificate_fails_at_once(run_cli, tmp_path, filled, certificate, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "nothing.pem"))
+    monkeypatch.setattr("reports.mail.pause", lambda s: pytest.fail("a TLS failure must not be retried"))
+    with smtp_server(Recorder(), tls_context=server_context(certificate), require_starttls=True) as port:
+        config = email_config(tmp_path, port, starttls=True)
+        result = run_cli(
+            "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
+        )
+    assert result.exit_code == 1
+    assert "TLS with 127.0.0.1" in result.stderr and "SSL_CERT_FILE" in result.stderr
+
+
+def test_a_wrong_password_fails_at_once_and_is_never_shown(
+    run_cli, tmp_path, filled, certificate, monkeypatch
+):
+    wrong = "not-the-password-42"
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    monkeypatch.setenv("PLANNER_SMTP_PASSWORD", wrong)
+    monkeypatch.setattr("reports.mail.pause", lambda s: pytest.fail("a refused login must not be retried"))
+    handler = Recorder()
+    with smtp_server(
+        handler, tls_context=server_context(certificate), require_starttls=True, authenticator=authenticator
+    ) as port:
+        config = email_config(tmp_path, port, starttls=True, username="planner")
+        result = run_cli(
+            "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
+        )
+    assert result.exit_code == 1 and handler.messages == []
+    assert "refused the login of 'planner'" in result.stderr and "PLANNER_SMTP_PASSWORD" in result.stderr
+    assert wrong not in result.output and PASSWORD not in result.output
+    assert len(list((tmp_path / "o").glob("*.csv"))) == 5
+
+
+def test_a_busy_server_is_retried_and_then_delivers_once(run_cli, tmp_path, filled, monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr("reports.mail.pause", pauses.append)
+    handler = Recorder(busy=2)
+    with smtp_server(handler) as port:
+        result = run_cli(
+            "--config",
+            str(email_config(tmp_path, port)),
+            "report",
+            "--out",
+            str(tmp_path / "o"),
+            "--email",
+            "a@x.org",
+        )
+    assert result.exit_code == 0, result.output
+    assert pauses == [5.0, 10.0] and len(handler.messages) == 1
+    assert result.stderr.count("retrying in") == 2 and "451" in result.stderr
+
+
+def test_smtp_down_exits_non_zero_and_keeps_the_report_on_disk(run_cli, tmp_path, filled, monkeypatch):
+    pauses: list[float] = []
+    monkeypatch.setattr("reports.mail.pause", pauses.append)
+    port = free_port()  # nothing listens here
+    out = tmp_path / "out"
+    config = email_config(tmp_path, port, recipients=["ops@example.com"])
+    result = run_cli("--config", str(config), "report", "--out", str(out), "--email")
+    assert result.exit_code == 1
+    assert pauses == [5.0, 10.0]
+    assert len(list(out.glob("*.csv"))) == 5
+    assert (
+        f"cannot reach the SMTP server 127.0.0.1:{port}" in result.stderr and "tried 3 times" in result.stderr
+    )
+    assert "check that the server is up" in result.stderr and str(out) in result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("settings", "args", "fragment"),
+    [
+        ({"ssl": True, "starttls": True}, ["--email", "a@x.org"], "ssl and starttls are both true"),
+        ({"username": "planner"}, ["--email", "a@x.org"], "PLANNER_SMTP_PASSWORD is not"),
+        ({}, ["--email"], "needs [email] recipients"),
+        ({}, ["--email", "not-an-address"], "is not an e-mail address"),
+        ({}, ["--email", "a@x.org\nBcc: b@y.org"], "line break"),
+        ({"recipients": ["ok@x.org", "bad address"]}, ["--email"], "is not an e-mail address"),
+    ],
+)
+def test_email_mistakes_stop_before_anything_is_written(run_cli, tmp_path, settings, args, fragment):
+    out = tmp_path / "out"
+    result = run_cli(
+        "--config", str(email_config(tmp_path, 25, **settings)), "report", "--out", str(out), *args
+    )
+    assert result.exit_code == 2, result.output
+    assert fragment in result.stderr and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_send_retries_with_growing_pauses_then_gives_up(tmp_path):
+    pauses: list[float] = []
+    retries: list[int] = []
+    message = compose("s", "t", "<p>t</p>", "a@x.org", ["b@x.org"], [])
+    settings = SmtpSettings(host="127.0.0.1", port=free_port(), starttls=False, password=PASSWORD)
+    with pytest.raises(MailError) as caught:
+        send(
+            message,
+            settings,
+            attempts=4,
+            backoff_s=1.5,
+            sleep=pauses.append,
+            on_retry=lambda n, e, w: retries.append(n),
+        )
+    assert pauses == [1.5, 3.0, 6.0] and retries == [1, 2, 3]
+    assert not caught.value.permanent and "tried 4 times" in caught.value.message
+    assert PASSWORD not in repr(settings)
+
+
+class RefusesNobody(Recorder):
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: ANN001, ANN201
+        if address.startswith("nobody@"):
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+
+def test_a_refused_recipient_is_named_and_the_exit_code_says_so(run_cli, tmp_path, filled):
+    handler = RefusesNobody()
+    with smtp_server(handler) as port:
+        result = run_cli(
+            "--config", str(email_config(tmp_path, port)), "report", "--out", str(tmp_path / "o"),
+            "--email", "ok@example.com", "--email", "nobody@example.com",
+        )  # fmt: skip
+    assert result.exit_code == 1
+    assert [m[1] for m in handler.messages] == [["ok@example.com"]]
+    assert "refused some recipients: nobody@example.com (550)" in result.stderr
