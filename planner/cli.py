@@ -26,6 +26,23 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "gpus": ("planner.commands.gpus", "gpus", "The GPU catalog: names, aliases and specs."),
     "import": ("planner.commands.transfer", "import_cmd", "Import prices from a CSV file (atomic)."),
     "export": ("planner.commands.transfer", "export_cmd", "Export stored prices as CSV."),
+    "refresh": ("planner.commands.refresh", "refresh", "Pull today's GPU prices from the providers."),
+    "runs": ("planner.commands.refresh", "runs", "Recent refreshes and imports, and their health."),
+    "providers": (
+        "planner.commands.refresh",
+        "providers",
+        "Providers, their mode and what to set to see more.",
+    ),
+    "history": ("planner.commands.refresh", "history", "How one GPU's prices and availability changed."),
+    "estimate": ("planner.commands.workload", "estimate", "Memory, GPUs and GPU-hours for a workload."),
+    "plan": (
+        "planner.commands.workload",
+        "plan",
+        "Every GPU that fits a workload, cheapest way to rent it first.",
+    ),
+    "tco": ("planner.commands.workload", "tco", "Rent against buy: total cost and break-even."),
+    "report": ("planner.commands.report", "report", "Write CSV price reports, optionally e-mail them."),
+    "schedule": ("planner.commands.schedule", "schedule", "Run the nightly refresh and report."),
 }
 
 

@@ -15,6 +15,7 @@ from planner.errors import UsageError
 BYTES_PER_GB = 10**9  # GB as marketed on GPUs and in the catalog (decimal)
 BYTES_PER_GIB = 2**30  # GiB, what the KV-cache tables in workloads.md §2.5 use
 
+MAX_COUNT = 10**30  # beyond any count a person means; keeps later float arithmetic finite
 SUFFIXES: dict[str, int] = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
 _EXAMPLES = "e.g. 7B, 6.7e9, 500M, 1.4T or 1,000"
@@ -37,6 +38,8 @@ def parse_count(text: str | int | float, name: str = "value") -> int | float:
         raise UsageError(f"{name} {str(text)!r} is not finite", f"give a positive count, {_EXAMPLES}")
     if value <= 0:
         raise UsageError(f"{name} must be positive, got {str(text)!r}", f"give a positive count, {_EXAMPLES}")
+    if value > MAX_COUNT:
+        raise UsageError(f"{name} {str(text)!r} is far too large", f"give a count such as {_EXAMPLES}")
     if value == value.to_integral_value():
         return int(value)
     return float(value)

@@ -4,17 +4,8 @@ import pytest
 
 from planner.catalog import get_model
 from planner.errors import UsageError
-from planner.estimate import (
-    BYTES_PER_PARAM,
-    ModelShape,
-    default_mfu,
-    default_shape,
-    estimate,
-    gpu_class,
-    gpus_needed,
-    job_flops,
-    kv_cache_bytes,
-)
+from planner.estimate import MAX_GPUS, default_mfu, estimate, explain, gpu_class, job_flops
+from planner.memory import BYTES_PER_PARAM, ModelShape, default_shape, gpus_needed, kv_cache_bytes
 
 GIB = 2**30
 A100 = get_model("A100-80GB")
@@ -278,7 +269,7 @@ def test_to_dict_is_json_ready_with_required_keys():
         (dict(params=7e9, task="full", mfu=1.5), "mfu"),
         (dict(params=7e9, task="full", mfu=0), "mfu"),
         (dict(params=7e9, task="full", gpus=0), "gpus"),
-        (dict(params=7e9, task="full", seq_len=0), "seq_len"),
+        (dict(params=7e9, task="full", seq_len=0), "--seq-len"),
         (dict(params=7e9, task="full", batch=2.5), "batch"),
     ],
 )
@@ -292,6 +283,69 @@ def test_explicit_shape_and_formulas():
     e = estimate(6.7e9, "inference", seq_len=4096, shape=llama2_7b)
     assert e.breakdown["kv_cache"] * 1e9 == 2.0 * GIB
     assert estimate(6.7e9, "inference", shape=llama2_7b, kv_heads=8).shape.kv_heads == 8
-    d = e.to_dict()
-    assert d["formulas"]["flops"] == "2·N·D"
-    assert "6·N·D" == estimate(7e9, "qlora").to_dict()["formulas"]["flops"]
+    assert "flops" not in e.to_dict()["formulas"]  # no tokens, no FLOPs to explain
+    with_tokens = estimate(6.7e9, "inference", tokens=1000, shape=llama2_7b).to_dict()
+    assert with_tokens["formulas"]["flops"] == "2·N·D = 2 × 6.7e+09 × 1e+03 = 1.34e+13"
+    assert estimate(7e9, "qlora", tokens=1e9).to_dict()["formulas"]["flops"].startswith("6·N·D = 6 × 7e+09")
+
+
+# --- Checkpointing, bounds and the explanation ---
+
+
+def test_fine_tuning_checkpoints_by_default_and_7b_lora_fits_one_24gb_card():
+    lora = estimate(7e9, "lora", gpu=RTX4090)
+    assert lora.checkpointing is True
+    assert lora.gpus_needed == 1  # how 7B LoRA is run on a 4090 in practice
+    sbh = 2048 * lora.shape.hidden
+    expected = (2 * sbh * lora.shape.layers + 34 * sbh + 32_000 * 2048 * 4) / 1e9
+    assert lora.breakdown["activations"] == pytest.approx(expected)
+    no_ckpt = estimate(7e9, "lora", gpu=RTX4090, checkpointing=False)
+    assert no_ckpt.breakdown["activations"] > 5 * lora.breakdown["activations"]
+    assert no_ckpt.gpus_needed == 2
+    assert estimate(7e9, "pretrain").checkpointing is False
+    assert estimate(7e9, "inference", checkpointing=True).checkpointing is False
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(params=7, task="lora"), "--params 7 is less than 1.0M"),
+        (dict(params=1e15, task="lora"), "--params 1000.0T is more than 100.0T"),
+        (dict(params=7e9, task="lora", tokens=1e16), "--tokens .* is more than"),
+        (dict(params=7e9, task="lora", seq_len=10**8), "--seq-len"),
+        (dict(params=7e9, task="lora", batch=10**6), "--batch"),
+        (dict(params=7e9, task="lora", gpu=A100, gpus=10**6), "--gpus"),
+        (dict(params=True, task="lora"), "--params"),
+    ],
+)
+def test_out_of_range_inputs(kwargs, match):
+    with pytest.raises(UsageError, match=match):
+        estimate(**kwargs)
+
+
+def test_max_gpus_matches_the_quote_engine():
+    from planner.quote import MAX_GPUS as QUOTE_MAX
+
+    assert MAX_GPUS == QUOTE_MAX
+
+
+def test_unknown_task_and_precision_suggest_near_names():
+    from planner.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError) as err:
+        estimate(7e9, "lroa")
+    assert err.value.suggestions[0] == "lora"
+    with pytest.raises(UnknownNameError) as err:
+        estimate(7e9, "inference", precision="bf61")
+    assert "bf16" in err.value.suggestions
+
+
+def test_explain_traces_every_number():
+    e = estimate(7e9, "full", tokens=1e9, gpu=A100, gpus=4, mfu=0.5)
+    lines = explain(e)
+    assert lines["gpus_needed"] == f"ceil({e.memory_gb:.1f} / (80 × 1)) = 2"
+    assert lines["gpu_hours"] == f"4.2e+19 / (312e12 × 0.5 × 3600) = {e.gpu_hours:,.1f}"
+    assert lines["wall_hours"].endswith(f"/ 4 = {e.wall_hours:,.1f}")
+    assert lines["memory_gb"] == f"sum of the above = {e.memory_gb:.1f} GB"
+    assert e.mfu_source == "given"
+    assert estimate(7e9, "full", tokens=1e9, gpu=A100).mfu_source == "default for full on datacenter GPUs"

@@ -79,8 +79,73 @@ def test_monotonic_in_hours_rent_and_inputs():
 
 def test_utilisation_instead_of_hours():
     r = tco(TEST_GPU, "10", utilization=0.5, gpus=2, years=1)
-    assert r.gpu_hours == 8760
-    assert r.break_even_utilization == r.break_even_hours / 17520
+    assert r.gpu_hours == 8760 and r.hours == 4380
+    assert r.break_even_utilization == r.break_even_gpu_hours / 17520
+
+
+def test_hours_are_per_gpu_like_quote():
+    one = tco(TEST_GPU, "10", 1000, **HAND)
+    eight = tco(TEST_GPU, "10", 1000, **{**HAND, "gpus": 8})
+    assert eight.gpu_hours == 8000 and eight.hours == 1000
+    assert eight.rent_total_cny == 8 * one.rent_total_cny
+    assert eight.buy_total_cny == 8 * one.buy_total_cny
+    assert eight.break_even_hours == pytest.approx(one.break_even_hours)  # per GPU, the unit of --hours
+    assert eight.break_even_gpu_hours == pytest.approx(8 * one.break_even_gpu_hours)
+
+
+def test_break_even_follows_a_rental_price_that_changes_with_hours():
+    # A subscription-like curve: 12 CNY per GPU-hour up to 5,000 GPU-hours, 9 beyond.
+    def rate_at(gpu_hours):
+        return Decimal(12) if gpu_hours <= 5000 else Decimal(9)
+
+    two_years = {**HAND, "years": 2}
+    # fixed = 100,000 + 20,000 + 2 × 5,000 − 50,000 + idle power 1.3 × 0.2 × 17,520 = 84,555.2
+    flat = tco(TEST_GPU, "12", 1000, **two_years)
+    assert flat.break_even_gpu_hours == Decimal("84555.2") / Decimal("10.96")  # 7,715 h at 12 CNY
+    curve = tco(TEST_GPU, "12", 1000, rent_rate_at=rate_at, **two_years)
+    # At 7,715 h the rate is 9, so the crossing is at 84,555.2 / (9 − 1.04) = 10,622 h.
+    assert curve.break_even_gpu_hours == Decimal("84555.2") / Decimal("7.96")
+    assert curve.break_even_rent_cny_per_gpu_hour == 9
+    at = tco(TEST_GPU, str(rate_at(curve.break_even_hours)), curve.break_even_hours, **two_years)
+    assert at.buy_total_cny == pytest.approx(at.rent_total_cny, rel=Decimal("1e-9"))
+    assert not curve.notes
+
+
+def test_break_even_that_never_settles_is_flagged():
+    def flip(gpu_hours):  # a rate that jumps whichever side of 7,000 h it is asked about
+        return Decimal(9) if gpu_hours < 7000 else Decimal(20)
+
+    r = tco(TEST_GPU, "12", 1000, rent_rate_at=flip, **HAND)
+    assert r.break_even_gpu_hours is not None
+    assert "approximate" in r.notes[0]
+    unknown = tco(TEST_GPU, "12", 1000, rent_rate_at=lambda h: None, **HAND)
+    assert unknown.break_even_gpu_hours == Decimal("77277.6") / Decimal("10.96")
+    assert "unknown" in unknown.notes[0]
+
+
+def test_defaults_match_the_tco_section_of_config():
+    from planner import tco as t
+    from planner.config import packaged_defaults
+
+    section = packaged_defaults()["tco"]
+    assert Decimal(str(section["years"])) == t.DEFAULT_YEARS
+    assert Decimal(str(section["electricity_cny_per_kwh"])) == t.ELECTRICITY_CNY_PER_KWH
+    assert Decimal(str(section["pue"])) == t.PUE
+    assert Decimal(str(section["resale_annual_retention"])) == t.RESALE_ANNUAL_RETENTION
+    assert Decimal(str(section["idle_power_fraction"])) == t.IDLE_POWER_FRACTION
+    assert Decimal(str(section["host_power_fraction"])) == t.HOST_POWER_FRACTION
+    for cls in ("datacenter", "consumer"):
+        assert Decimal(section[f"host_cny_per_gpu_{cls}"]) == t.HOST_CNY_PER_GPU[cls]
+        assert Decimal(section[f"hosting_cny_per_gpu_year_{cls}"]) == t.HOSTING_CNY_PER_GPU_YEAR[cls]
+    assert section["price_basis"] == "median"
+
+
+def test_origins_label_the_assumptions():
+    r = tco(RTX4090, "1.8", 1000, pue="1.3", electricity_cny_per_kwh="1.0", origins={"pue": "--pue"})
+    sources = {a.name: a.source for a in r.assumptions}
+    assert sources["PUE"] == "--pue"
+    assert sources["electricity"] == "given"
+    assert sources["host share per GPU"].startswith("assumption: a 4-GPU workstation")
 
 
 def test_never_breaks_even_when_rent_is_below_power():
@@ -124,7 +189,7 @@ def test_user_purchase_price_wins():
 
 
 def test_assumptions_listed_with_values_and_sources():
-    r = tco(RTX4090, "1.8", 1000, rent_billing_mode="on_demand", rent_source="autodl 2026-11-29")
+    r = tco(RTX4090, "1.8", 1000, rent_note="on_demand, autodl 2026-11-29")
     names = {a.name for a in r.assumptions}
     assert {
         "purchase price per GPU",
@@ -153,22 +218,29 @@ def test_money_is_decimal_and_to_dict_rounds_for_json():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(gpu_hours=-1), "negative"),
+        (dict(hours=-1), "--hours must be more than 0"),
+        (dict(hours=0), "--hours must be more than 0"),
         (dict(utilization=1.2), "between 0 and 1"),
+        (dict(utilization=0), "between 0 and 1"),
         (dict(utilization=-0.1), "between 0 and 1"),
-        (dict(gpu_hours=100, resale_fraction=1.5), "between 0 and 1"),
-        (dict(gpu_hours=100, resale_fraction=-0.1), "between 0 and 1"),
-        (dict(gpu_hours=100, utilization=0.5), "exactly one"),
+        (dict(hours=100, resale_fraction=1.5), "between 0 and 1"),
+        (dict(hours=100, resale_fraction=-0.1), "between 0 and 1"),
+        (dict(hours=100, utilization=0.5), "exactly one"),
         (dict(), "exactly one"),
-        (dict(gpu_hours=30000, years=3), "at most 26,280"),
-        (dict(gpu_hours=100, rent="0"), "positive"),
-        (dict(gpu_hours=100, rent="abc"), "not a number"),
-        (dict(gpu_hours=100, gpus=0), "gpus"),
-        (dict(gpu_hours=100, years=0), "years"),
-        (dict(gpu_hours=100, pue=0.9), "PUE"),
-        (dict(gpu_hours=100, electricity_cny_per_kwh=-1), "negative"),
-        (dict(gpu_hours=100, purchase_price_cny=0), "positive"),
-        (dict(gpu_hours=float("inf")), "finite"),
+        (dict(hours=30000, years=3), "at most 26,280 hours in 3 years"),
+        (dict(hours=100, rent="0"), "rental price .* must be more than 0"),
+        (dict(hours=100, rent="abc"), "not a number"),
+        (dict(hours=100, rent="1e9"), "at most 10000"),
+        (dict(hours=100, gpus=0), "--gpus"),
+        (dict(hours=100, gpus=True), "--gpus"),
+        (dict(hours=100, years=0), "--years"),
+        (dict(hours=100, years=11), "--years must be at most 10"),
+        (dict(hours=100, pue=0.9), "--pue must be at least 1"),
+        (dict(hours=100, pue=5), "--pue must be at most 3"),
+        (dict(hours=100, electricity_cny_per_kwh=-1), "--electricity cannot be negative"),
+        (dict(hours=100, purchase_price_cny=0), "--purchase-price must be more than 0"),
+        (dict(hours=100, purchase_price_cny="1e12"), "--purchase-price must be at most"),
+        (dict(hours=float("inf")), "finite"),
     ],
 )
 def test_bad_inputs(kwargs, match):

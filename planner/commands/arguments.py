@@ -1,0 +1,66 @@
+"""What ``estimate``, ``plan`` and ``tco`` share on the command line: option types for the numbers people
+type (counts with suffixes such as ``7B`` and ``50K``, plain decimals) and the early name checks.
+
+A value that is not a number, or a name we do not know, is one line with a hint (exit 2), before any
+database work.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import click
+
+from planner.errors import UsageError
+from planner.units import parse_count
+
+
+class Count(click.ParamType):
+    """A count with an optional suffix (``7B``, ``6.7e9``, ``50K``); whole numbers only if ``whole``."""
+
+    name = "count"
+
+    def __init__(self, example: str, whole: bool = False):
+        self.example = example
+        self.whole = whole
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        flag = param.opts[0] if param is not None else "value"
+        try:
+            number = parse_count(value, flag)
+        except UsageError as err:
+            raise UsageError(err.message, f"e.g. {flag} {self.example}") from None
+        if self.whole and not isinstance(number, int):
+            raise UsageError(f"{flag} must be a whole number, got {value!r}", f"e.g. {flag} {self.example}")
+        return number
+
+
+class Number(click.ParamType):
+    """A finite decimal number (``0.4``, ``1.5``); ranges are checked by the library."""
+
+    name = "number"
+
+    def __init__(self, example: str):
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        flag = param.opts[0] if param is not None else "value"
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            raise UsageError(f"{flag} {value!r} is not a number", f"e.g. {flag} {self.example}") from None
+        if not number.is_finite():
+            raise UsageError(f"{flag} {value!r} is not finite", f"e.g. {flag} {self.example}")
+        return number
+
+
+def check_names(providers: tuple[str, ...], billing: tuple[str, ...]) -> None:
+    """Refuse unknown provider or billing-mode names (with near names) before the database opens."""
+    from planner.billing import canonical_billing
+    from planner.providers import canonical_provider
+
+    for name in providers:
+        canonical_provider(name)
+    for name in billing:
+        canonical_billing(name)

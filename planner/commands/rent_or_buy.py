@@ -1,0 +1,222 @@
+"""``planner tco``: rent against buy for N GPUs of one model, with every assumption and its source.
+
+A thin shell over ``planner.tco`` (the buying side and the break-even) and ``planner.rental`` (the
+cheapest rental of the same GPU-hours, at the 30-day median price where history exists).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from planner.commands.arguments import Count, Number, check_names
+from planner.commands.options import billing_option, format_option, provider_option
+from planner.errors import UsageError
+from planner.output import csv_text, dumps_json, money, short, table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.rental import Rental
+    from planner.tco import TcoResult
+
+
+@click.command()
+@click.option("--gpu", required=True, metavar="GPU", help="GPU model, e.g. RTX4090 or H800.")
+@click.option("--hours", type=Count("3000"), metavar="H", help="Hours each GPU is busy over the horizon.")
+@click.option(
+    "--utilization", type=Number("0.5"), metavar="U", help="Or: the busy share of the horizon, in (0, 1]."
+)
+@click.option(
+    "--gpus",
+    type=Count("8", whole=True),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="GPUs bought (or rented at once).",
+)
+@click.option("--years", type=Number("3"), metavar="Y", help="Horizon in years (default [tco] years: 3).")
+@click.option(
+    "--electricity", type=Number("0.64"), metavar="CNY/kWh", help="Electricity tariff (default [tco]: 0.64)."
+)
+@click.option(
+    "--pue", type=Number("1.5"), metavar="P", help="Data-centre PUE, at least 1 (default [tco]: 1.5)."
+)
+@click.option(
+    "--resale",
+    type=Number("0.3"),
+    metavar="FRACTION",
+    help="Share of the purchase price recovered at the end, 0-1.",
+)
+@click.option(
+    "--purchase-price", type=Count("12999"), metavar="CNY", help="Price per GPU (default: the catalog's)."
+)
+@click.option(
+    "--rent-price",
+    type=Number("1.9"),
+    metavar="CNY",
+    help="Rental CNY per GPU-hour (default: the cheapest in the database).",
+)
+@click.option("--price-basis", metavar="BASIS", help="Rental price: median (30-day, default), latest or min.")
+@provider_option
+@billing_option
+@format_option
+@click.pass_obj
+def tco(
+    app,
+    gpu,
+    hours,
+    utilization,
+    gpus,
+    years,
+    electricity,
+    pue,
+    resale,
+    purchase_price,
+    rent_price,
+    price_basis,
+    providers,
+    billing,
+    fmt,
+) -> None:  # noqa: ANN001
+    """Rent against buy: the total cost of each, CNY per GPU-hour, break-even and a verdict.
+
+    Buying: purchase price (the catalog's, with its date and source, or --purchase-price; VAT
+    included), the host's share, power (TDP × load × PUE × tariff), hosting and maintenance, less the
+    resale value at the end. Renting: the cheapest rental of the same GPU-hours found in the price
+    database, at the 30-day median price where history exists. Every assumption is printed with its
+    source; change them with the flags or in [tco] of config.toml.
+
+    \b
+    Examples:
+      planner tco --gpu RTX4090 --hours 3000
+      planner tco --gpu H800 --gpus 8 --utilization 0.6 --years 3
+      planner tco --gpu A100-80GB --hours 5000 --purchase-price 75000 --resale 0.2 --format json
+    """
+    from planner import catalog
+    from planner import rental as renting
+    from planner.tco import settings_for
+    from planner.tco import tco as run_tco
+
+    model = catalog.get_model(catalog.canonical_name(gpu))
+    section = app.config.section("tco")
+    buy, origins = settings_for(model, section)
+    flags = {
+        "years": (years, "--years"),
+        "electricity_cny_per_kwh": (electricity, "--electricity"),
+        "pue": (pue, "--pue"),
+        "resale_fraction": (resale, "--resale"),
+        "purchase_price_cny": (purchase_price, "--purchase-price"),
+    }
+    for name, (value, flag) in flags.items():
+        if value is not None:
+            buy[name], origins[name] = value, flag
+    buy["cny_per_usd"] = app.config.section("fx").get("USD")
+    years_value = buy.pop("years", None)  # None: the library's default, cited as such
+    basis = (price_basis or section.get("price_basis", "median")).strip().lower()
+    if basis not in renting.PRICE_BASES:
+        raise UsageError(f"unknown price basis {basis!r}", f"choose one of {', '.join(renting.PRICE_BASES)}")
+    renting.check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
+    check_names(providers, billing)
+    rental = None
+    if rent_price is not None:
+        result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
+                         rent_note="--rent-price", origins=origins, **buy)  # fmt: skip
+    else:
+        engine, loaded = app.reading_engine()
+        if loaded:
+            click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+        with engine.connect() as conn:
+            curve = renting.rental_curve(
+                conn, model, gpus, app.config.section("fx"), basis, providers, billing
+            )
+        result, rental = renting.rent_vs_buy(
+            curve, model, hours, utilization, years_value, origins=origins, **buy
+        )
+    if fmt == "json":
+        doc = result.to_dict()
+        doc["rental"] = rental.to_dict() if rental else None
+        doc["from_snapshot"] = bool(rental and rental.from_snapshot)
+        click.echo(dumps_json(doc))
+    elif fmt == "csv":
+        click.echo(csv_text([_tco_row(result, rental)], TCO_COLUMNS), nl=False)
+    else:
+        click.echo(render_tco(result, rental, basis))
+
+
+TCO_COLUMNS = (
+    "gpu", "gpus", "years", "hours", "gpu_hours", "utilization", "buy_total_cny", "rent_total_cny",
+    "buy_cny_per_gpu_hour", "rent_cny_per_gpu_hour", "break_even_hours", "break_even_utilization",
+    "recommendation", "rent_provider", "rent_region", "rent_instance_type", "rent_billing",
+    "rent_price_basis", "rent_observed_at", "rent_from_snapshot",
+)  # fmt: skip
+
+
+def _tco_row(result: TcoResult, rental: Rental | None) -> dict[str, Any]:
+    row = result.to_dict()
+    if rental is not None:
+        for key in (
+            "provider",
+            "region",
+            "instance_type",
+            "billing",
+            "price_basis",
+            "observed_at",
+            "from_snapshot",
+        ):
+            row[f"rent_{key}"] = getattr(rental, key)
+    return row
+
+
+def render_tco(r: TcoResult, rental: Rental | None, basis: str = "median") -> str:
+    lines = [
+        f"Rent or buy {r.gpus} x {r.gpu}: {r.hours:,.0f} busy hours per GPU over {r.years:g} years "
+        f"({r.utilization:.0%} utilisation)",
+        "",
+        table(
+            [
+                ["total CNY", money(r.buy_total_cny), money(r.rent_total_cny)],
+                ["CNY per GPU-hour", money(r.buy_cny_per_gpu_hour), money(r.rent_cny_per_gpu_hour)],
+            ],
+            ["", "buy", "rent"],
+            align_right=(1, 2),
+        ),
+        "",
+    ]
+    b = r.buy_breakdown
+    lines.append(
+        f"Buying:     purchase {money(b['purchase'], 0)} + host {money(b['host'], 0)} + hosting "
+        f"{money(b['hosting'], 0)} + power {money(b['power'], 0)} - resale {money(-b['resale'], 0)} "
+        f"= {money(r.buy_total_cny, 0)} CNY"
+    )
+    if rental is not None:
+        lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {rental.describe()}")
+        if basis != "latest" and rental.price_basis == "latest":
+            lines.append(f"            (no 30-day history for a {basis}: the latest price)")
+        if rental.unavailable:
+            lines.append("            (sold out at the provider's last refresh, like every other offer)")
+        if rental.from_snapshot:
+            lines.append("            (run `planner refresh` for today's prices)")
+    else:
+        lines.append(f"Renting:    {money(r.rent_cny_per_gpu_hour)} CNY per GPU-hour (--rent-price)")
+    if r.break_even_hours is None:
+        lines.append("Break-even: never: renting costs less than the power alone")
+    else:
+        beyond = (
+            ": more than the horizon holds"
+            if r.break_even_utilization and r.break_even_utilization > 1
+            else ""
+        )
+        lines.append(
+            f"Break-even: {r.break_even_hours:,.0f} busy hours per GPU ({r.break_even_utilization:.0%} "
+            f"utilisation{beyond}), renting at {money(r.break_even_rent_cny_per_gpu_hour)} CNY per GPU-hour"
+        )
+    lines += [f"Note: {n}" for n in r.notes]
+    lines += [
+        "",
+        f"Recommendation: {r.summary}",
+        "",
+        "Assumptions (flags or [tco] in config.toml change them):",
+    ]
+    rows = [[a.name, a.value, short(a.source, 90)] for a in r.assumptions]
+    lines.append(table(rows, ["", "value", "source"]))
+    return "\n".join(lines)
