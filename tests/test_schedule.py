@@ -297,7 +297,13 @@ def test_the_scheduler_runs_the_job_and_stops_cleanly_on_sigterm():
         ran.append(time.monotonic())
 
     before = signal.getsignal(signal.SIGTERM)
-    run_scheduler(CronTrigger(second="*", timezone=SHANGHAI), "Asia/Shanghai", 60, job)
+    # A watchdog: if the job never runs, stop the scheduler so the test fails instead of hanging.
+    watchdog = threading.Timer(20, lambda: ran or os.kill(os.getpid(), signal.SIGTERM))
+    watchdog.start()
+    try:
+        run_scheduler(CronTrigger(second="*", timezone=SHANGHAI), "Asia/Shanghai", 60, job)
+    finally:
+        watchdog.cancel()
     assert len(ran) == 2
     assert signal.getsignal(signal.SIGTERM) == before
 
