@@ -1,9 +1,10 @@
 """The hot reads, done in SQL on indexes: the latest price per instance and billing mode, a window
 of recent history for a handful of instances, and what the database holds at all.
 
-Nothing here loads the whole history into Python: the latest-price query groups on the unique index
-(instance_id, billing, observed_on) and joins back, and the history query is bounded by the instances
-asked for and a date window.
+Nothing here loads the whole history into Python: the latest-price query seeks each series' latest
+day on the unique index (instance_id, billing, observed_on) and joins back, so it costs the same with
+a week of history as with years; the history query is bounded by the instances asked for and a date
+window.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from sqlalchemy import Select, and_, case, exists, func, select
+from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exists, func, select, true
 from sqlalchemy.engine import Connection
 
 from db.schema import availability, instances, prices, scrape_runs
@@ -72,8 +73,13 @@ def latest_prices(
     billing: Sequence[str] | None = None,
 ) -> list[LatestPrice]:
     """The latest observation of every (instance, billing mode) matching the filters."""
-    statement = _latest_statement(gpu_models, providers, regions, billing)
+    statement = _latest_statement(gpu_models, providers, regions, billing, lateral=uses_lateral(conn))
     return [LatestPrice(*row) for row in conn.execute(statement)]
+
+
+def uses_lateral(conn: Connection) -> bool:
+    """Whether ``latest_rows`` should fetch each series' row with a LATERAL join (PostgreSQL)."""
+    return conn.dialect.name == "postgresql"
 
 
 def _latest_statement(
@@ -81,6 +87,7 @@ def _latest_statement(
     providers: Sequence[str] | None,
     regions: Sequence[str] | None,
     billing: Sequence[str] | None,
+    lateral: bool = False,
 ) -> Select:
     inst_filter = []
     if gpu_models:
@@ -89,18 +96,8 @@ def _latest_statement(
         inst_filter.append(instances.c.provider.in_(list(providers)))
     if regions:
         inst_filter.append(instances.c.region.in_(list(regions)))
-    wanted_instances = select(instances.c.id).where(*inst_filter)
-
-    latest_filter = [prices.c.instance_id.in_(wanted_instances)]
-    if billing:
-        latest_filter.append(prices.c.billing.in_(list(billing)))
-    # Grouping on the unique index (instance_id, billing, observed_on) finds each latest day without
-    # touching table rows; the join back reads exactly one row per (instance, billing).
-    latest = (
-        select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
-        .where(*latest_filter)
-        .group_by(prices.c.instance_id, prices.c.billing)
-        .subquery("latest")
+    latest = latest_rows(
+        prices, "observed_on", select(instances.c.id).where(*inst_filter), billing=billing, lateral=lateral
     )
     return (
         select(
@@ -113,30 +110,90 @@ def _latest_statement(
             instances.c.vcpus,
             instances.c.memory_gb,
             instances.c.gpu_note,
-            prices.c.billing,
-            prices.c.price,
-            prices.c.currency,
-            prices.c.unit,
-            prices.c.cny_per_gpu_hour,
-            prices.c.tiers,
-            prices.c.observed_at,
-            prices.c.source,
+            latest.c.billing,
+            latest.c.price,
+            latest.c.currency,
+            latest.c.unit,
+            latest.c.cny_per_gpu_hour,
+            latest.c.tiers,
+            latest.c.observed_at,
+            latest.c.source,
             scrape_runs.c.kind,
-            prices.c.median_price,
+            latest.c.median_price,
         )
         .select_from(latest)
-        .join(
-            prices,
-            and_(
-                prices.c.instance_id == latest.c.instance_id,
-                prices.c.billing == latest.c.billing,
-                prices.c.observed_on == latest.c.day,
-            ),
-        )
-        .join(instances, instances.c.id == prices.c.instance_id)
-        .join(scrape_runs, scrape_runs.c.id == prices.c.run_id)
-        .order_by(instances.c.provider, instances.c.region, instances.c.instance_type, prices.c.billing)
+        .join(instances, instances.c.id == latest.c.instance_id)
+        .join(scrape_runs, scrape_runs.c.id == latest.c.run_id)
+        .order_by(instances.c.provider, instances.c.region, instances.c.instance_type, latest.c.billing)
     )
+
+
+def latest_rows(
+    table: Table,
+    last: str,
+    wanted_instances: Select,
+    *,
+    billing: Sequence[str] | None = None,
+    below: object = None,
+    name: str = "latest",
+    lateral: bool = False,
+) -> Subquery:
+    """The row with the greatest ``last`` of each (instance, billing) series of ``table`` (``prices``:
+    ``observed_on``; ``availability``: ``run_id``) among the wanted instances, the greatest below
+    ``below`` if given: a subquery with every column of ``table``.
+
+    A loose index scan on the table's unique index (instance_id, billing, ``last``): a recursive CTE
+    steps from each instance's first billing mode to its next one, and each series' row is one more
+    index seek. A few seeks per series, however long its history; grouping the index instead would
+    read every row of the wanted instances, and the table grows by one row per series every night.
+
+    On SQLite each series' greatest ``last`` is joined back to the table on the unique index. On
+    PostgreSQL (``lateral``) each series fetches its row with ``ORDER BY last DESC LIMIT 1`` in a
+    LATERAL subquery: the planner cannot guess how many series a recursive CTE yields and, guessing
+    too many, would join back by scanning the whole table.
+    """
+    ids = wanted_instances.subquery(f"{name}_wanted")
+    t = table.alias(f"{name}_t")
+    first_mode = select(func.min(t.c.billing)).where(t.c.instance_id == ids.c.id).scalar_subquery()
+    series = select(ids.c.id.label("instance_id"), first_mode.label("billing")).cte(
+        f"{name}_series", recursive=True
+    )
+    step = series.alias(f"{name}_step")
+    next_mode = (
+        select(func.min(t.c.billing))
+        .where(t.c.instance_id == step.c.instance_id, t.c.billing > step.c.billing)
+        .scalar_subquery()
+    )
+    series = series.union_all(select(step.c.instance_id, next_mode).where(step.c.billing.is_not(None)))
+    wanted = [series.c.billing.is_not(None)]
+    if billing:
+        wanted.append(series.c.billing.in_(list(billing)))
+    row = table.alias(f"{name}_row")
+    bounds = [row.c.instance_id == series.c.instance_id, row.c.billing == series.c.billing]
+    if below is not None:
+        bounds.append(row.c[last] < below)
+    if lateral:
+        one = select(row).where(*bounds).order_by(row.c[last].desc()).limit(1).lateral(f"{name}_one")
+        return select(one).select_from(series).join(one, true()).where(*wanted).subquery(name)
+    tail = t.c[last]
+    greatest = (
+        select(func.max(tail))
+        .where(t.c.instance_id == series.c.instance_id, t.c.billing == series.c.billing, *_below(tail, below))
+        .scalar_subquery()
+    )
+    keys = (
+        select(series.c.instance_id, series.c.billing, greatest.label("last"))
+        .where(*wanted)
+        .subquery(f"{name}_keys")
+    )
+    found = and_(
+        row.c.instance_id == keys.c.instance_id, row.c.billing == keys.c.billing, row.c[last] == keys.c.last
+    )
+    return select(row).select_from(keys).join(row, found).subquery(name)
+
+
+def _below(column: ColumnElement, bound: object) -> list[ColumnElement]:
+    return [] if bound is None else [column < bound]
 
 
 def recent_prices(
@@ -164,39 +221,28 @@ def latest_availability(
 ) -> dict[tuple[int, str], Availability]:
     """The latest stock observation of each (instance_id, billing) that has one.
 
-    Groups on ``uq_availability_instance_billing_run`` (the latest run per key) and joins back: one row
-    per key, never the whole history.
+    Seeks the latest run of each key on ``uq_availability_instance_billing_run`` and joins back: one
+    row per key, never the whole history.
     """
     keys = set(keys)
     out: dict[tuple[int, str], Availability] = {}
     iids = sorted({k[0] for k in keys})
     for start in range(0, len(iids), 500):
         chunk = iids[start : start + 500]
-        latest = (
-            select(
-                availability.c.instance_id,
-                availability.c.billing,
-                func.max(availability.c.run_id).label("run_id"),
-            )
-            .where(availability.c.instance_id.in_(chunk))
-            .group_by(availability.c.instance_id, availability.c.billing)
-            .subquery("latest")
+        latest = latest_rows(
+            availability,
+            "run_id",
+            select(instances.c.id).where(instances.c.id.in_(chunk)),
+            lateral=uses_lateral(conn),
         )
         rows = conn.execute(
             select(
-                availability.c.instance_id,
-                availability.c.billing,
-                availability.c.stock_status,
-                availability.c.idle_gpus,
-                availability.c.total_gpus,
-                availability.c.observed_at,
-            ).join(
-                latest,
-                and_(
-                    availability.c.instance_id == latest.c.instance_id,
-                    availability.c.billing == latest.c.billing,
-                    availability.c.run_id == latest.c.run_id,
-                ),
+                latest.c.instance_id,
+                latest.c.billing,
+                latest.c.stock_status,
+                latest.c.idle_gpus,
+                latest.c.total_gpus,
+                latest.c.observed_at,
             )
         )
         for iid, billing, status, idle, total, observed_at in rows:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, insert, select, tuple_, update
+from sqlalchemy import insert, select, tuple_, update
 from sqlalchemy.engine import Connection
 
-from db.schema import availability, instances, prices, scrape_runs
+from db.schema import availability, instances, scrape_runs
 
 InstanceKey = tuple[str, str, str]  # provider, region, instance_type
 
@@ -148,41 +148,33 @@ def upsert_instances(conn: Connection, rows: Iterable[InstanceRow]) -> dict[Inst
     for row in rows:
         wanted.setdefault(row.key, row)
     ids: dict[InstanceKey, int] = {}
-    keys = list(wanted)
-    for chunk in _chunks(keys, 400):
-        found = conn.execute(
-            select(
-                instances.c.id,
-                instances.c.provider,
-                instances.c.region,
-                instances.c.instance_type,
-                instances.c.gpu_model,
-                instances.c.gpu_count,
-            ).where(tuple_(instances.c.provider, instances.c.region, instances.c.instance_type).in_(chunk))
+    for key, (rid, gpu_model, gpu_count) in recorded_instances(conn, wanted).items():
+        row = wanted[key]
+        if row.gpu_model != gpu_model or abs(row.gpu_count - gpu_count) > 1e-9:
+            raise InstanceConflict(key, f"{gpu_count:g}x {gpu_model}", f"{row.gpu_count:g}x {row.gpu_model}")
+        ids[key] = rid
+    missing = [row for key, row in wanted.items() if key not in ids]
+    if missing:
+        # One executemany, then the ids read back by key: an import meets thousands of new instances.
+        conn.execute(
+            insert(instances),
+            [
+                {
+                    "provider": row.provider,
+                    "region": row.region,
+                    "instance_type": row.instance_type,
+                    "gpu_model": row.gpu_model,
+                    "gpu_count": row.gpu_count,
+                    "vcpus": row.vcpus,
+                    "memory_gb": row.memory_gb,
+                    "gpu_note": row.gpu_note,
+                }
+                for row in missing
+            ],
         )
-        for rid, provider, region, itype, gpu_model, gpu_count in found:
-            key = (provider, region, itype)
-            row = wanted[key]
-            if row.gpu_model != gpu_model or abs(row.gpu_count - gpu_count) > 1e-9:
-                raise InstanceConflict(
-                    key, f"{gpu_count:g}x {gpu_model}", f"{row.gpu_count:g}x {row.gpu_model}"
-                )
-            ids[key] = rid
-    missing = [wanted[k] for k in keys if k not in ids]
-    for row in missing:
-        result = conn.execute(
-            insert(instances).values(
-                provider=row.provider,
-                region=row.region,
-                instance_type=row.instance_type,
-                gpu_model=row.gpu_model,
-                gpu_count=row.gpu_count,
-                vcpus=row.vcpus,
-                memory_gb=row.memory_gb,
-                gpu_note=row.gpu_note,
-            )
+        ids.update(
+            (key, rid) for key, (rid, _, _) in recorded_instances(conn, [r.key for r in missing]).items()
         )
-        ids[row.key] = int(result.inserted_primary_key[0])
     return ids
 
 
@@ -192,58 +184,27 @@ def insert_prices(
     """Append observations, skipping any (instance, billing, day) already stored.
 
     ``changed`` counts observations whose price differs from the latest earlier one of the same
-    instance and billing mode.
+    instance and billing mode; ``changes`` lists them.
     """
-    if not rows:
-        return StoreCounts(0, 0, 0)
-    pending: dict[tuple[int, str, dt.date], PriceRow] = {}
-    for row in rows:
-        pending.setdefault((instance_ids[row.instance], row.billing, row.observed_at.date()), row)
-    existing: set[tuple[int, str, dt.date]] = set()
-    keys = list(pending)
-    iids = sorted({k[0] for k in keys})
-    for chunk in _chunks(iids, 500):
-        stored_keys = conn.execute(
-            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on).where(
-                prices.c.instance_id.in_(chunk),
-                prices.c.observed_on.in_(sorted({k[2] for k in keys})),
-            )
+    records = [
+        (
+            row.instance,
+            row.billing,
+            row.observed_at,
+            row.observed_at.date(),
+            row.price,
+            row.currency,
+            row.unit,
+            row.cny_per_gpu_hour,
+            row.source,
+            row.tiers,
+            row.median_price,
         )
-        existing.update((i, b, d) for i, b, d in stored_keys)
-    new_keys = [k for k in keys if k not in existing]
-    previous = _previous_prices(conn, new_keys)
-    changes: list[PriceChange] = []
-    values = []
-    for key in sorted(new_keys, key=lambda k: k[2]):
-        row = pending[key]
-        before = previous.get((key[0], key[1]))
-        if before is not None and before[0] < key[2] and Decimal(before[1]) != row.price:
-            changes.append(PriceChange(row.instance, row.billing, before[0], Decimal(before[1]), row.price))
-        previous[(key[0], key[1])] = (key[2], row.price)
-        values.append(
-            {
-                "instance_id": key[0],
-                "billing": row.billing,
-                "price": row.price,
-                "currency": row.currency,
-                "unit": row.unit,
-                "cny_per_gpu_hour": row.cny_per_gpu_hour,
-                "tiers": row.tiers,
-                "observed_at": row.observed_at,
-                "observed_on": key[2],
-                "run_id": run_id,
-                "source": row.source,
-                "median_price": row.median_price,
-            }
-        )
-    for chunk in _chunks(values, 5000):
-        conn.execute(insert(prices), chunk)
-    return StoreCounts(
-        stored=len(values),
-        changed=len(changes),
-        already_present=len(rows) - len(values),
-        changes=tuple(changes),
-    )
+        for row in rows
+    ]
+    from db.bulk import append_prices  # the bulk path builds on this module's records
+
+    return append_prices(conn, records, instance_ids, run_id, keep_changes=True)
 
 
 def insert_availability(
@@ -270,35 +231,6 @@ def insert_availability(
     for chunk in _chunks(batch, 5000):
         conn.execute(insert(availability), chunk)
     return len(batch)
-
-
-def _previous_prices(
-    conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
-) -> dict[tuple[int, str], tuple[dt.date, Decimal]]:
-    """The latest stored (day, price) per (instance, billing) among ``keys``."""
-    pairs = sorted({(k[0], k[1]) for k in keys})
-    out: dict[tuple[int, str], tuple[dt.date, Decimal]] = {}
-    for chunk in _chunks(pairs, 400):
-        iids = sorted({p[0] for p in chunk})
-        latest = (
-            select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
-            .where(prices.c.instance_id.in_(iids))
-            .group_by(prices.c.instance_id, prices.c.billing)
-            .subquery()
-        )
-        rows = conn.execute(
-            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price).join(
-                latest,
-                (prices.c.instance_id == latest.c.instance_id)
-                & (prices.c.billing == latest.c.billing)
-                & (prices.c.observed_on == latest.c.day),
-            )
-        )
-        wanted = set(chunk)
-        for iid, billing, day, price in rows:
-            if (iid, billing) in wanted:
-                out[(iid, billing)] = (day, price)
-    return out
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

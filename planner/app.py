@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-
-from sqlalchemy.engine import Engine
+from typing import TYPE_CHECKING
 
 from planner.config import Config, load_config
+
+if TYPE_CHECKING:  # SQLAlchemy is imported when a command opens the database, not before
+    from sqlalchemy.engine import Engine
 
 
 @dataclass

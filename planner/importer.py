@@ -2,26 +2,30 @@
 
 Columns (header row, any order): required ``provider, region, instance_type, gpu_model, gpu_count,
 billing, price, currency, observed_at``; optional ``vcpus, memory_gb, source``. ``price`` is the price
-of the whole instance for one unit of ``billing``. Every row is checked before anything is stored; the
-first bad row stops the import with its line number (the header is line 1) and nothing is written.
-Re-importing a file adds nothing: one observation per instance, billing mode and day.
+of the whole instance for one unit of ``billing``. Rows are checked and written in batches inside one
+transaction: the first bad row stops the import with its line number (the header is line 1) and the
+transaction is rolled back, so nothing of the file is stored. Re-importing a file adds nothing: one
+observation per instance, billing mode and day.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
-import io
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import IO
 
 from sqlalchemy.engine import Engine
 
 from db import store
-from db.store import InstanceConflict, InstanceRow, PriceRow
+from db.bulk import PriceBatches, PriceRecord
+from db.store import InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
 from planner.errors import PlannerError, UsageError
 from planner.normalize import (
@@ -48,6 +52,7 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = ("vcpus", "memory_gb", "source")
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 MAX_FIELD_CHARS = 500
+BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
 
 
@@ -71,59 +76,66 @@ def import_csv(
     fx: Mapping[str, object],
     kind: str = "import",
     extra_columns: tuple[str, ...] = (),
+    batch_rows: int = BATCH_ROWS,
 ) -> ImportResult:
-    """Validate every row of ``path``, then store them in one transaction inside a run of ``kind``."""
+    """Check and store every row of ``path`` in one transaction inside a run of ``kind``.
+
+    Rows are read and written in batches, so memory stays flat however long the file; a bad row
+    anywhere rolls the whole transaction back, so nothing of the file is stored.
+    """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        fh = path.open(encoding="utf-8-sig", newline="")
     except OSError as err:
         raise ImportFileError(
             f"cannot read {str(path)!r}: {err.strerror}", hint="check the file name"
         ) from None
+    instance_ids: dict[InstanceKey, int] = {}
+    rows = 0
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
+        with fh, engine.begin() as conn:
+            run_id = store.start_run(conn, provider="*", kind=kind, source=path.name)
+            reader = _RowReader(fx)
+            records = _parse(fh, path.name, reader, extra_columns)
+            stored = PriceBatches(conn, run_id)
+            while batch := list(islice(records, batch_rows)):
+                instance_ids.update(store.upsert_instances(conn, reader.take_new_instances()))
+                stored.append(batch, instance_ids)
+                rows += len(batch)
+            changed = stored.changed
+            store.finish_run(
+                conn, run_id, "ok", offers_seen=rows, prices_stored=stored.stored, prices_changed=changed
+            )
+    except UnicodeDecodeError:
+        line = _first_bad_utf8_line(path)
         raise ImportFileError(
             f"{path.name}: line {line}: not UTF-8 text", hint="save the file as UTF-8"
         ) from None
-    instances, price_rows = _parse(io.StringIO(text, newline=""), path.name, fx, extra_columns)
-    return store_rows(engine, instances, price_rows, kind=kind, source=path.name)
-
-
-def store_rows(
-    engine: Engine, instances: list[InstanceRow], price_rows: list[PriceRow], kind: str, source: str
-) -> ImportResult:
-    try:
-        with engine.begin() as conn:
-            run_id = store.start_run(conn, provider="*", kind=kind, source=source)
-            ids = store.upsert_instances(conn, instances)
-            counts = store.insert_prices(conn, price_rows, ids, run_id)
-            store.finish_run(
-                conn,
-                run_id,
-                "ok",
-                offers_seen=len(price_rows),
-                prices_stored=counts.stored,
-                prices_changed=counts.changed,
-            )
     except InstanceConflict as err:
         raise ImportFileError(
-            f"{source}: {err}", hint="an instance type keeps its GPU; fix the row"
+            f"{path.name}: {err}", hint="an instance type keeps its GPU; fix the row"
         ) from None
     return ImportResult(
-        rows=len(price_rows),
-        stored=counts.stored,
-        changed=counts.changed,
-        already_present=counts.already_present,
-        instances=len(ids),
+        rows=rows,
+        stored=stored.stored,
+        changed=changed,
+        already_present=stored.already_present,
+        instances=len(instance_ids),
         run_id=run_id,
     )
 
 
-def _parse(
-    fh: IO[str], name: str, fx: Mapping[str, object], extra_columns: tuple[str, ...]
-) -> tuple[list[InstanceRow], list[PriceRow]]:
+def _first_bad_utf8_line(path: Path) -> int:
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 1
+
+
+def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, ...]) -> Iterator[PriceRecord]:
     reader = csv.reader(fh)
     try:
         header = next(reader)
@@ -134,41 +146,27 @@ def _parse(
     except csv.Error as err:
         raise ImportFileError(f"{name}: line 1: {err}") from None
     columns = _check_header(header, name, extra_columns)
-    instances: dict[tuple[str, str, str], InstanceRow] = {}
-    price_rows: list[PriceRow] = []
-    for line, fields in _rows(reader, name):
-        if not any(f.strip() for f in fields):
-            continue
-        if len(fields) != len(columns):
-            raise ImportFileError(f"{name}: line {line}: expected {len(columns)} fields, found {len(fields)}")
-        record = dict(zip(columns, fields, strict=True))
-        try:
-            inst, price = _row(record, fx)
-        except (PriceRejected, PlannerError) as err:
-            message = err.message if isinstance(err, PlannerError) else str(err)
-            hint = err.hint if isinstance(err, PlannerError) else None
-            raise ImportFileError(f"{name}: line {line}: {message}", hint=hint) from None
-        known = instances.get(inst.key)
-        if known is None:
-            instances[inst.key] = inst
-        elif (known.gpu_model, known.gpu_count) != (inst.gpu_model, inst.gpu_count):
-            raise ImportFileError(
-                f"{name}: line {line}: {'/'.join(inst.key)} was {known.gpu_count:g}x {known.gpu_model} "
-                f"earlier in the file, here {inst.gpu_count:g}x {inst.gpu_model}"
-            )
-        price_rows.append(price)
-    return list(instances.values()), price_rows
-
-
-def _rows(reader: Iterator[list[str]], name: str) -> Iterator[tuple[int, list[str]]]:
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as err:
-            raise ImportFileError(f"{name}: line {reader.line_num}: {err}") from None
-        yield reader.line_num, fields
+    rows.set_columns(columns)
+    width = len(columns)
+    read = rows.read
+    try:
+        for fields in reader:
+            if len(fields) != width:
+                if not any(f.strip() for f in fields):
+                    continue
+                raise ImportFileError(
+                    f"{name}: line {reader.line_num}: expected {width} fields, found {len(fields)}"
+                )
+            try:
+                record = read(fields)
+            except (PriceRejected, PlannerError) as err:
+                message = err.message if isinstance(err, PlannerError) else str(err)
+                hint = err.hint if isinstance(err, PlannerError) else None
+                raise ImportFileError(f"{name}: line {reader.line_num}: {message}", hint=hint) from None
+            if record is not None:  # None: a blank row
+                yield record
+    except csv.Error as err:
+        raise ImportFileError(f"{name}: line {reader.line_num}: {err}") from None
 
 
 def _check_header(header: list[str], name: str, extra_columns: tuple[str, ...]) -> list[str]:
@@ -191,43 +189,150 @@ def _check_header(header: list[str], name: str, extra_columns: tuple[str, ...]) 
     return columns
 
 
-def _row(record: dict[str, str], fx: Mapping[str, object]) -> tuple[InstanceRow, PriceRow]:
-    for column, value in record.items():
-        if len(value) > MAX_FIELD_CHARS:
-            raise PriceRejected(f"{column} is longer than {MAX_FIELD_CHARS} characters")
-        if column in REQUIRED_COLUMNS and not value.strip():
-            raise PriceRejected(f"{column} is empty")
-    provider = canonical_provider(record["provider"])
-    region = record["region"].strip()
-    instance_type = record["instance_type"].strip()
-    gpu_model = catalog.canonical_name(record["gpu_model"])
-    gpu_count = check_gpu_count(record["gpu_count"])
-    billing, unit = billing_and_unit(record["billing"])
-    price = parse_price(record["price"])
-    currency = record["currency"].strip().upper()
-    rate = fx_rate(currency, fx)
-    observed_at = parse_observed_at(record["observed_at"])
-    instance = InstanceRow(
-        provider=provider,
-        region=region,
-        instance_type=instance_type,
-        gpu_model=gpu_model,
-        gpu_count=gpu_count,
-        vcpus=_optional_int(record.get("vcpus"), "vcpus"),
-        memory_gb=_optional_float(record.get("memory_gb"), "memory_gb"),
-        gpu_note=(record.get("gpu_note") or "").strip() or None,
-    )
-    price_row = PriceRow(
-        instance=instance.key,
-        billing=billing,
-        price=price,
-        currency=currency,
-        unit=unit,
-        cny_per_gpu_hour=cny_per_gpu_hour(price, rate, billing, gpu_count),
-        observed_at=observed_at,
-        source=(record.get("source") or "").strip() or None,
-    )
-    return instance, price_row
+class _RowReader:
+    """Checks rows one at a time and turns them into price records.
+
+    A long file repeats the same instance, billing mode, currency and source on every night, the same
+    date on every instance, and often the same price night after night. ``check`` is the full check of
+    one row. Each distinct combination of the columns other than price and date, and each distinct
+    date, is remembered once a row carrying it has passed that check; so is the last price of each
+    combination. A row whose combination and date are known only needs its price checked, by the same
+    functions ``check`` uses (none when it repeats the last one); a row with anything new or wrong goes
+    through ``check``, which names its first problem exactly as it always has.
+    """
+
+    def __init__(self, fx: Mapping[str, object]):
+        self.fx = fx
+        self.columns: list[str] = []
+        self._provider: dict[str, str] = {}
+        self._gpu: dict[str, str] = {}
+        self._count: dict[str, float] = {}
+        self._billing: dict[str, tuple[str, str]] = {}
+        self._rate: dict[str, Decimal] = {}
+        self._offers: dict[tuple[str, ...], _Offer] = {}
+        self._when: dict[str, tuple[dt.datetime, dt.date]] = {}
+        self._instances: dict[InstanceKey, InstanceRow] = {}
+        self._new_instances: list[InstanceRow] = []
+
+    def set_columns(self, columns: list[str]) -> None:
+        self.columns = columns
+        self._price_at = columns.index("price")
+        self._when_at = columns.index("observed_at")
+        self._combination = itemgetter(
+            *(i for i, c in enumerate(columns) if c not in ("price", "observed_at"))
+        )
+
+    def take_new_instances(self) -> list[InstanceRow]:
+        """The instances first seen since the last call, in file order (the first row of each wins)."""
+        new, self._new_instances = self._new_instances, []
+        return new
+
+    def read(self, fields: list[str]) -> PriceRecord | None:
+        """The record of one row (None for a blank row); PriceRejected or PlannerError if it is bad."""
+        try:
+            offer = self._offers[self._combination(fields)]
+            observed_at, observed_on = self._when[fields[self._when_at]]
+        except KeyError:
+            return self.check(fields)
+        text = fields[self._price_at]
+        if text != offer.text:
+            if len(text) > MAX_FIELD_CHARS:
+                return self.check(fields)
+            try:
+                price = parse_price(text)
+                cny = cny_per_gpu_hour(price, offer.rate, offer.billing, offer.gpu_count)
+            except PriceRejected:
+                return self.check(fields)
+            offer.text, offer.price, offer.cny = text, price, cny
+        return (
+            offer.key,
+            offer.billing,
+            observed_at,
+            observed_on,
+            offer.price,
+            offer.currency,
+            offer.unit,
+            offer.cny,
+            offer.source,
+            None,
+            None,
+        )
+
+    def check(self, fields: list[str]) -> PriceRecord | None:
+        """The full check of one row, column by column; remembers what passed."""
+        if not any(f.strip() for f in fields):
+            return None
+        record = dict(zip(self.columns, fields, strict=True))
+        for column, value in record.items():
+            if len(value) > MAX_FIELD_CHARS:
+                raise PriceRejected(f"{column} is longer than {MAX_FIELD_CHARS} characters")
+            if column in REQUIRED_COLUMNS and not value.strip():
+                raise PriceRejected(f"{column} is empty")
+        provider = _cached(self._provider, record["provider"], canonical_provider)
+        gpu_model = _cached(self._gpu, record["gpu_model"], catalog.canonical_name)
+        gpu_count = _cached(self._count, record["gpu_count"], check_gpu_count)
+        billing, unit = _cached(self._billing, record["billing"], billing_and_unit)
+        currency = record["currency"].strip().upper()
+        rate = _cached(self._rate, currency, lambda c: fx_rate(c, self.fx))
+        observed_at = parse_observed_at(record["observed_at"])
+        price = parse_price(record["price"])
+        instance = InstanceRow(
+            provider=provider,
+            region=record["region"].strip(),
+            instance_type=record["instance_type"].strip(),
+            gpu_model=gpu_model,
+            gpu_count=gpu_count,
+            vcpus=_optional_int(record.get("vcpus"), "vcpus"),
+            memory_gb=_optional_float(record.get("memory_gb"), "memory_gb"),
+            gpu_note=(record.get("gpu_note") or "").strip() or None,
+        )
+        cny = cny_per_gpu_hour(price, rate, billing, gpu_count)
+        source = (record.get("source") or "").strip() or None
+        key = instance.key
+        known = self._instances.get(key)
+        if known is None:
+            self._instances[key] = instance
+            self._new_instances.append(instance)
+        elif (known.gpu_model, known.gpu_count) != (gpu_model, gpu_count):
+            raise PriceRejected(
+                f"{'/'.join(key)} was {known.gpu_count:g}x {known.gpu_model} "
+                f"earlier in the file, here {gpu_count:g}x {gpu_model}"
+            )
+        offer = _Offer(key, billing, currency, unit, source, rate, gpu_count, record["price"], price, cny)
+        self._offers[self._combination(fields)] = offer
+        self._when[record["observed_at"]] = (observed_at, observed_at.date())
+        return (key, billing, observed_at, observed_at.date(), price, currency, unit, cny, source, None, None)
+
+
+class _Offer:
+    """A checked combination of instance, billing mode, currency and source, and its last price."""
+
+    __slots__ = ("key", "billing", "currency", "unit", "source", "rate", "gpu_count", "text", "price", "cny")
+
+    def __init__(
+        self,
+        key: InstanceKey,
+        billing: str,
+        currency: str,
+        unit: str,
+        source: str | None,
+        rate: Decimal,
+        gpu_count: float,
+        text: str,
+        price: Decimal,
+        cny: Decimal,
+    ):
+        self.key, self.billing, self.currency, self.unit, self.source = key, billing, currency, unit, source
+        self.rate, self.gpu_count = rate, gpu_count
+        self.text, self.price, self.cny = text, price, cny  # the last price seen, as written and checked
+
+
+def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo over a checking function
+    try:
+        return memo[key]
+    except KeyError:
+        value = memo[key] = check(key)
+        return value
 
 
 def parse_observed_at(value: str) -> dt.datetime:

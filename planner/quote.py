@@ -18,15 +18,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-from sqlalchemy.engine import Connection
-
-from db import queries
-from db.queries import Availability, LatestPrice
 from planner import catalog
 from planner.billing import (
     DAYS_PER_PERIOD,
@@ -40,6 +36,11 @@ from planner.billing import (
 from planner.errors import UsageError
 from planner.normalize import fx_rate
 from planner.providers import canonical_provider
+
+if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
+    from sqlalchemy.engine import Connection
+
+    from db.queries import Availability, LatestPrice
 
 MAX_HOURS = 24 * 365 * 10
 MAX_GPUS = 100_000
@@ -225,6 +226,8 @@ def validate(request: QuoteRequest) -> tuple[QuoteRequest, int]:
 
 def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> Quote:
     """Every way to rent the job, cheapest first (see the module docstring for the rules)."""
+    from db import queries
+
     request, days = validate(request)
     selections = catalog.resolve_query(request.gpu, include_variants=request.include_variants)
     variant_of = {s.model.name: s.is_variant for s in selections}
@@ -356,6 +359,8 @@ def _with_availability(conn: Connection, options: list[Option], gpus: int) -> li
     an option is ``unavailable`` when sold out or when fewer GPUs are idle than the job needs."""
     if not options:
         return options
+    from db import queries
+
     found = queries.latest_availability(conn, [(o.instance_id, o.billing) for o in options])
     out = []
     for option in options:
@@ -373,6 +378,8 @@ def _with_history(conn: Connection, options: list[Option], days: int) -> list[Op
     """Attach min/median/max of the unit price over the ``days`` before each option's observation."""
     if not options or days <= 0:
         return options
+    from db import queries
+
     oldest = min(o.observed_at for o in options).date() - dt.timedelta(days=days)
     recent = queries.recent_prices(conn, [(o.instance_id, o.billing) for o in options], oldest)
     out = []
@@ -388,9 +395,16 @@ def _with_history(conn: Connection, options: list[Option], days: int) -> list[Op
                 days=days,
                 observations=len(values),
                 min=min(values),
-                median=Decimal(str(statistics.median(values))),
+                median=Decimal(str(_median(values))),
                 max=max(values),
             )
             option = _replace(option, history=history)
         out.append(option)
     return out
+
+
+def _median(values: list[Decimal]) -> Decimal:
+    """statistics.median, without importing statistics (and fractions) into every quote."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

@@ -17,7 +17,6 @@ from sqlalchemy.engine import Engine
 
 from db import queries
 from planner.config import Config
-from planner.importer import import_csv
 
 SNAPSHOT_FILE = "snapshot.csv"
 
@@ -52,6 +51,8 @@ def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
             return None
     if not config.section("snapshot")["auto_load"]:
         return None
+    from planner.importer import import_csv  # only on a first run: a quote never needs it
+
     info = snapshot_info()
     try:
         import_csv(

@@ -17,7 +17,7 @@ from sqlalchemy import Select, and_, func, select
 from sqlalchemy.engine import Connection
 
 from db import schema
-from db.queries import latest_prices
+from db.queries import latest_prices, latest_rows, uses_lateral
 from db.schema import instances, prices, scrape_runs
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
@@ -281,32 +281,21 @@ def availability_frame(
     if table is None:  # a database from before availability was recorded
         stock = pd.DataFrame(columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"])
     else:
-        newest = (
-            select(table.c.instance_id, table.c.billing, func.max(table.c.run_id).label("run_id"))
-            .where(table.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
-            .group_by(table.c.instance_id, table.c.billing)
-            .subquery("newest")
+        newest = latest_rows(
+            table,
+            "run_id",
+            _wanted_instances(gpu_models, providers),
+            name="newest",
+            lateral=uses_lateral(conn),
         )
-        query = (
-            select(
-                instances.c.provider,
-                instances.c.region,
-                instances.c.instance_type,
-                table.c.billing,
-                *(table.c[c] for c in STOCK_COLUMNS),
-                table.c.observed_at.label("observed_at_utc"),
-            )
-            .select_from(newest)
-            .join(
-                table,
-                and_(
-                    table.c.instance_id == newest.c.instance_id,
-                    table.c.billing == newest.c.billing,
-                    table.c.run_id == newest.c.run_id,
-                ),
-            )
-            .join(instances, instances.c.id == table.c.instance_id)
-        )
+        query = select(
+            instances.c.provider,
+            instances.c.region,
+            instances.c.instance_type,
+            newest.c.billing,
+            *(newest.c[c] for c in STOCK_COLUMNS),
+            newest.c.observed_at.label("observed_at_utc"),
+        ).join(instances, instances.c.id == newest.c.instance_id)
         stock = pd.DataFrame(
             conn.execute(query).mappings().all(), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
         )

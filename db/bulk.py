@@ -1,0 +1,317 @@
+"""The bulk write path for prices: checked records appended with one executemany per batch.
+
+``db.store.insert_prices`` (a refresh: one batch of PriceRows) and ``planner import`` (a file of any
+length, in batches inside one transaction) both come here, so the rules are the same: one observation
+per instance, billing mode and day, the first of a batch winning; ``changed`` counted against the
+latest earlier observation of each series. Values are bound the way SQLAlchemy binds them, without
+building a parameter dictionary per row (see ``_PriceValues``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from operator import itemgetter
+from typing import Any
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.engine import Connection
+
+from db.queries import latest_rows, uses_lateral
+from db.schema import instances, prices
+from db.store import InstanceKey, PriceChange, StoreCounts, _chunks
+
+# A checked price as a plain tuple, the bulk form of PriceRow (a file import builds a million of them):
+# (instance, billing, observed_at, observed_on, price, currency, unit, cny_per_gpu_hour, source, tiers,
+# median_price).
+PriceRecord = tuple[
+    InstanceKey,
+    str,
+    dt.datetime,
+    dt.date,
+    Decimal,
+    str,
+    str,
+    Decimal,
+    str | None,
+    str | None,
+    Decimal | None,
+]
+_INSERTED = (
+    "instance_id",
+    "billing",
+    "price",
+    "currency",
+    "unit",
+    "cny_per_gpu_hour",
+    "tiers",
+    "observed_at",
+    "observed_on",
+    "run_id",
+    "source",
+    "median_price",
+)
+
+
+def append_prices(
+    conn: Connection,
+    records: Sequence[PriceRecord],
+    instance_ids: Mapping[InstanceKey, int],
+    run_id: int,
+    keep_changes: bool = False,
+) -> StoreCounts:
+    """``insert_prices`` for bulk records, in one batch: the same rules, counts and stored values.
+
+    The first record of an (instance, billing, day) wins; one already stored is counted as already
+    present. ``changed`` counts the new observations whose price differs from the latest earlier one
+    of their series, stored or new; ``changes`` lists them only with ``keep_changes``. A stream too
+    long for one batch goes through ``PriceBatches``.
+    """
+    counts, _ = _append(conn, records, instance_ids, run_id, keep_changes, {})
+    return counts
+
+
+class PriceBatches:
+    """One run's prices appended batch by batch inside the caller's transaction (a file import).
+
+    Counts add up over the batches. ``changed`` is counted batch by batch while every series gets its
+    days in order from one batch to the next (as in an export, or a file sorted by instance or by day);
+    when a later batch brings a series an older day than an earlier batch stored, it is counted again
+    at the end, in SQL over the run's rows, so the count never depends on batch size or row order.
+    """
+
+    def __init__(self, conn: Connection, run_id: int):
+        self.conn = conn
+        self.run_id = run_id
+        self.stored = 0
+        self.already_present = 0
+        self._changed = 0
+        self._newest: dict[tuple[int, str], dt.date] = {}
+        self._in_order = True
+
+    def append(self, records: Sequence[PriceRecord], instance_ids: Mapping[InstanceKey, int]) -> None:
+        counts, in_order = _append(self.conn, records, instance_ids, self.run_id, False, self._newest)
+        self.stored += counts.stored
+        self.already_present += counts.already_present
+        self._changed += counts.changed
+        self._in_order = self._in_order and in_order
+
+    @property
+    def changed(self) -> int:
+        return self._changed if self._in_order else count_changed(self.conn, self.run_id)
+
+
+def count_changed(conn: Connection, run_id: int) -> int:
+    """How many prices stored by ``run_id`` differ from the latest earlier observation of their series
+    (one index seek per row; the rows of the run are found by a scan)."""
+    q = prices.alias("q")
+    before = (
+        select(q.c.price)
+        .where(
+            q.c.instance_id == prices.c.instance_id,
+            q.c.billing == prices.c.billing,
+            q.c.observed_on < prices.c.observed_on,
+        )
+        .order_by(q.c.observed_on.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    query = (
+        select(func.count()).select_from(prices).where(prices.c.run_id == run_id, prices.c.price != before)
+    )
+    return int(conn.execute(query).scalar_one())
+
+
+def _append(
+    conn: Connection,
+    records: Sequence[PriceRecord],
+    instance_ids: Mapping[InstanceKey, int],
+    run_id: int,
+    keep_changes: bool,
+    newest: dict[tuple[int, str], dt.date],
+) -> tuple[StoreCounts, bool]:
+    """Store one batch; ``newest`` holds the newest day earlier batches stored per series and is
+    updated. Also returns whether no series got a day older than those (so ``changed`` is final)."""
+    if not records:
+        return StoreCounts(0, 0, 0), True
+    pending: dict[tuple[int, str, dt.date], PriceRecord] = {}
+    keep_first = pending.setdefault
+    for record in records:
+        keep_first((instance_ids[record[0]], record[1], record[3]), record)
+    existing = _stored_keys(conn, pending)
+    new_keys = [k for k in pending if k not in existing] if existing else list(pending)
+    new_keys.sort(key=itemgetter(2))  # stable: oldest first, file order within a day
+    previous, later = _stored_around(conn, new_keys)
+    to_db = _PriceValues(conn.dialect)
+    changes: list[PriceChange] = []
+    changed = 0
+    in_order = True
+    values = []
+    for key in new_keys:
+        record = pending[key]
+        series = (key[0], key[1])
+        price = record[4]
+        stored = later.get(series)
+        while stored and stored[-1][0] < key[2]:  # stored observations between the new ones
+            previous[series] = stored.pop()
+        before = previous.get(series)
+        if before is not None and before[1] != price:
+            changed += 1
+            if keep_changes:
+                changes.append(PriceChange(record[0], record[1], before[0], Decimal(before[1]), price))
+        previous[series] = (key[2], price)
+        if in_order and key[2] < newest.get(series, key[2]):
+            in_order = False
+        values.append(to_db.row(key[0], record, run_id))
+    to_db.insert(conn, values)
+    for series, (day, _) in previous.items():  # each series' newest observation, stored or new
+        if series not in newest or newest[series] < day:
+            newest[series] = day
+    counts = StoreCounts(
+        stored=len(values),
+        changed=changed,
+        already_present=len(records) - len(values),
+        changes=tuple(changes),
+    )
+    return counts, in_order
+
+
+class _PriceValues:
+    """Rows for ``prices`` as the DBAPI takes them, inserted with one executemany (one COPY on
+    PostgreSQL with psycopg).
+
+    SQLAlchemy's own per-column bind processors make the values (on SQLite a DateTime is the string
+    SQLAlchemy writes and reads back, a Numeric a float; PostgreSQL takes them as they are), so what is
+    stored is exactly what ``insert(prices)`` would store, without compiling and processing
+    parameters row by row. A day's date and time repeat in every row of that day: converted once.
+    """
+
+    _MARKS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+
+    def __init__(self, dialect: Any):
+        self.mark = self._MARKS.get(dialect.paramstyle)
+        self.dialect = dialect
+
+        def processor(name: str) -> Any:
+            if self.mark is None:  # named parameters: SQLAlchemy binds (and converts) them itself
+                return _same
+            column = prices.c[name]
+            return column.type.dialect_impl(dialect).bind_processor(dialect) or _same
+
+        self.number = processor("price")
+        self.cny = processor("cny_per_gpu_hour")
+        self.median = processor("median_price")
+        self.moment = _memo(processor("observed_at"))
+        self.day = _memo(processor("observed_on"))
+
+    def row(self, instance_id: int, record: PriceRecord, run_id: int) -> tuple:
+        _, billing, observed_at, observed_on, price, currency, unit, cny, source, tiers, median = record
+        return (
+            instance_id,
+            billing,
+            self.number(price),
+            currency,
+            unit,
+            self.cny(cny),
+            tiers,
+            self.moment(observed_at),
+            self.day(observed_on),
+            run_id,
+            source,
+            None if median is None else self.median(median),
+        )
+
+    def insert(self, conn: Connection, values: list[tuple]) -> None:
+        if not values:
+            return
+        if self.mark is None:
+            conn.execute(insert(prices), [dict(zip(_INSERTED, v, strict=True)) for v in values])
+            return
+        prep = self.dialect.identifier_preparer
+        table, columns = prep.format_table(prices), ", ".join(prep.quote(c) for c in _INSERTED)
+        if self.dialect.driver == "psycopg":
+            # PostgreSQL's COPY, in the same transaction: four times the rows per second of an
+            # executemany, which still sends and executes every row as a statement of its own.
+            cursor = conn.connection.cursor()
+            try:
+                with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                    for row in values:
+                        copy.write_row(row)
+            finally:
+                cursor.close()
+            return
+        conn.exec_driver_sql(
+            f"INSERT INTO {table} ({columns}) VALUES ({', '.join([self.mark] * len(_INSERTED))})", values
+        )
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _memo(convert: Any) -> Any:
+    if convert is _same:
+        return _same
+    done: dict[Any, Any] = {}
+
+    def converted(value: Any) -> Any:
+        try:
+            return done[value]
+        except KeyError:
+            done[value] = out = convert(value)
+            return out
+
+    return converted
+
+
+def _stored_keys(conn: Connection, keys: Iterable[tuple[int, str, dt.date]]) -> set[tuple[int, str, dt.date]]:
+    """Which of ``keys`` (instance_id, billing, day) are already stored."""
+    keys = list(keys)
+    days = sorted(set(map(itemgetter(2), keys)))
+    existing: set[tuple[int, str, dt.date]] = set()
+    for chunk in _chunks(sorted(set(map(itemgetter(0), keys))), 500):
+        stored = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on).where(
+                prices.c.instance_id.in_(chunk), prices.c.observed_on.in_(days)
+            )
+        )
+        existing.update((i, b, d) for i, b, d in stored)
+    return existing
+
+
+def _stored_around(
+    conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
+) -> tuple[
+    dict[tuple[int, str], tuple[dt.date, Decimal]], dict[tuple[int, str], list[tuple[dt.date, Decimal]]]
+]:
+    """What is stored around the new ``keys`` (instance_id, billing, day), per series: the latest
+    observation before the batch's first day, and those from that day to its last, newest first."""
+    before: dict[tuple[int, str], tuple[dt.date, Decimal]] = {}
+    within: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {}
+    if not keys:
+        return before, within
+    days = set(map(itemgetter(2), keys))
+    first, last = min(days), max(days)
+    wanted = set(map(itemgetter(0, 1), keys))
+    for chunk in _chunks(sorted(set(map(itemgetter(0), keys))), 400):
+        latest = latest_rows(
+            prices,
+            "observed_on",
+            select(instances.c.id).where(instances.c.id.in_(chunk)),
+            below=first,
+            lateral=uses_lateral(conn),
+        )
+        rows = conn.execute(
+            select(latest.c.instance_id, latest.c.billing, latest.c.observed_on, latest.c.price)
+        )
+        before.update(((i, b), (d, p)) for i, b, d, p in rows if (i, b) in wanted)
+        rows = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price)
+            .where(prices.c.instance_id.in_(chunk), prices.c.observed_on.between(first, last))
+            .order_by(prices.c.observed_on.desc())
+        )
+        for i, b, d, p in rows:
+            if (i, b) in wanted:
+                within.setdefault((i, b), []).append((d, p))
+    return before, within

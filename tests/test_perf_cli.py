@@ -1,0 +1,63 @@
+"""What a command's process loads (issue 8): a bad argument is refused before SQLAlchemy is imported,
+and a quote loads neither pandas, requests, Alembic nor the importer. Behaviour only, never timings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer")
+
+
+def loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], str]:
+    """Run ``planner ARGS`` in a fresh interpreter; its exit code, the heavy modules it loaded, output."""
+    argv = ["--db", f"sqlite:///{tmp_path / 'p.db'}", *args]
+    code = (
+        "import sys\n"
+        "from planner.cli import cli\n"
+        "try:\n"
+        f"    cli.main({argv!r}, prog_name='planner')\n"
+        "except SystemExit as exit:\n"
+        "    code = exit.code\n"
+        f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
+        "print('EXIT', code, 'HEAVY', ','.join(heavy), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PLANNER_DATA_DIR": str(tmp_path),
+             "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    last = done.stderr.strip().splitlines()[-1].split()
+    return int(last[1]), (last[3].split(",") if len(last) > 3 else []), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("quote", "--gpu", "A100", "--hours", "-1"),
+        ("quote", "--gpu", "A100", "--hours", "5", "--gpus", "0"),
+        ("quote", "--gpu", "A1OO", "--hours", "5"),
+        ("quote", "--gpu", "A100", "--hours", "5", "--billing", "weekley"),
+        ("quote", "--gpu", "A100", "--hours", "5", "--provider", "aws"),
+        ("quote", "--hours", "5"),
+        ("--help",),
+        ("quote", "--help"),
+    ],
+)
+def test_a_mistake_or_help_is_answered_before_sqlalchemy_is_imported(tmp_path, args):
+    code, heavy, output = loaded(tmp_path, *args)
+    assert code in (0, 2), output
+    assert heavy == [], output
+    assert not (tmp_path / "p.db").exists()  # nor is the database touched
+
+
+def test_a_quote_loads_only_what_it_needs(tmp_path):
+    code, heavy, output = loaded(tmp_path, "quote", "--gpu", "A100", "--hours", "500")
+    assert code == 0 and "Recommendation:" in output, output  # first run: the snapshot is loaded
+    code, heavy, output = loaded(tmp_path, "quote", "--gpu", "A100", "--hours", "500")
+    assert code == 0 and "Recommendation:" in output, output
+    assert heavy == ["sqlalchemy"], output
