@@ -83,6 +83,10 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
     config = alembic_config()
     with engine.begin() as conn:
+        if conn.dialect.name == "sqlite":
+            # pysqlite runs DDL outside a transaction unless one is open: a process killed half-way
+            # through the first migration would leave tables without alembic_version for good.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
         config.attributes["connection"] = conn
         command.upgrade(config, revision)
 

@@ -1,8 +1,10 @@
 """Settings: packaged defaults, overlaid by ./config.toml, by --config/PLANNER_CONFIG, by environment
 variables and finally by command-line flags (the CLI applies those).
 
-Every file is checked against the packaged defaults: an unknown section or key, or a value of the
-wrong type, is a one-line ConfigError naming the file and the setting. Secrets never come from a file.
+Every file is checked against the packaged defaults: an unknown section or key, a value of the wrong
+type, or a number outside its sensible range (``RANGES``: a negative timeout, zero retries that would
+mean no request at all, a port above 65535, NaN) is a one-line ConfigError naming the file and the
+setting. Secrets never come from a file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,25 @@ DATA_DIR_ENV = "PLANNER_DATA_DIR"
 
 # Environment variables that override one setting each.
 ENV_SETTINGS: dict[str, tuple[str, str]] = {DATABASE_URL_ENV: ("database", "url")}
+
+# The numbers a setting may take, inclusive: dotted name -> (lowest, highest). ``*`` stands for any one
+# name (a provider, a currency). A value outside (or NaN) is refused when the file is read, so a typo
+# never surfaces at 02:00 as "every provider timed out" or a traceback.
+RANGES: dict[str, tuple[float, float]] = {
+    "database.busy_timeout_s": (0, 3600),
+    "quote.top": (1, 1000),
+    "quote.history_days": (1, 3650),
+    "fx.*": (1e-6, 1e6),
+    "http.connect_timeout_s": (0.01, 600),
+    "http.read_timeout_s": (0.01, 3600),
+    "http.retries": (0, 10),
+    "http.backoff_s": (0, 600),
+    "refresh.concurrency": (1, 16),
+    "refresh.provider_timeout_s": (1, 86400),
+    "email.smtp_port": (1, 65535),
+    "schedule.misfire_grace_s": (0, 7 * 86400),
+    "providers.*.min_interval_s": (0, 60),
+}
 
 
 @dataclass(frozen=True)
@@ -107,8 +128,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {str(path)!r} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {str(path)!r} is not valid TOML: {exc}") from None
+        raise ConfigError(
+            f"config file {str(path)!r} is not valid TOML: {exc}",
+            hint="fix that line: settings are `name = value` under [section], text in quotes",
+        ) from None
 
 
 def _check_layer(
@@ -130,6 +158,28 @@ def _check_layer(
                 f"{origin}: setting {where!r} must be {_type_name(expected)}, got {value!r}",
                 hint=f"the default is {expected!r}",
             )
+        elif not _in_range(where, value):
+            low, high = _range(where) or (0, 0)
+            raise ConfigError(
+                f"{origin}: setting {where!r} must be between {low:g} and {high:g}, got {value!r}",
+                hint=f"the default is {expected!r}",
+            )
+
+
+def _range(where: str) -> tuple[float, float] | None:
+    parts = where.split(".")
+    for name, bounds in RANGES.items():
+        pattern = name.split(".")
+        if len(pattern) == len(parts) and all(p in ("*", q) for p, q in zip(pattern, parts, strict=True)):
+            return bounds
+    return None
+
+
+def _in_range(where: str, value: Any) -> bool:
+    bounds = _range(where)
+    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return True
+    return bounds[0] <= value <= bounds[1]  # False for NaN
 
 
 def _same_type(expected: Any, value: Any) -> bool:

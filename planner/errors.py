@@ -18,11 +18,15 @@ class UsageError(PlannerError):
     exit_code = 2
 
 
+# Where to find the names of a kind when no near name can be suggested.
+NAME_LISTS = {"GPU": "`planner gpus` lists every GPU with its aliases"}
+
+
 class UnknownNameError(UsageError):
     """A name (GPU, provider, billing mode, setting) that is not in our vocabulary; suggests near names."""
 
     def __init__(self, kind: str, name: str, suggestions: list[str] | tuple[str, ...] = ()):
-        hint = f"did you mean {', '.join(suggestions)}?" if suggestions else None
+        hint = f"did you mean {', '.join(suggestions)}?" if suggestions else NAME_LISTS.get(kind)
         super().__init__(f"unknown {kind} {name!r}", hint)
         self.kind = kind
         self.name = name

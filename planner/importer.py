@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -52,6 +53,7 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = ("vcpus", "memory_gb", "source")
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 MAX_FIELD_CHARS = 500
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # NUL, tab, newline...: never part of a name or number
 BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
 
@@ -112,9 +114,9 @@ def import_csv(
             f"{path.name}: line {line}: not UTF-8 text", hint="save the file as UTF-8"
         ) from None
     except InstanceConflict as err:
-        raise ImportFileError(
-            f"{path.name}: {err}", hint="an instance type keeps its GPU; fix the row"
-        ) from None
+        line = reader.first_line.get(err.key)
+        where = f"{path.name}: line {line}" if line else path.name
+        raise ImportFileError(f"{where}: {err}", hint="an instance type keeps its GPU; fix the row") from None
     return ImportResult(
         rows=rows,
         stored=stored.stored,
@@ -151,6 +153,7 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
     read = rows.read
     try:
         for fields in reader:
+            rows.line = reader.line_num
             if len(fields) != width:
                 if not any(f.strip() for f in fields):
                     continue
@@ -213,6 +216,8 @@ class _RowReader:
         self._when: dict[str, tuple[dt.datetime, dt.date]] = {}
         self._instances: dict[InstanceKey, InstanceRow] = {}
         self._new_instances: list[InstanceRow] = []
+        self.line = 0  # the file line being read, set by _parse
+        self.first_line: dict[InstanceKey, int] = {}  # where each instance first appears
 
     def set_columns(self, columns: list[str]) -> None:
         self.columns = columns
@@ -268,6 +273,8 @@ class _RowReader:
                 raise PriceRejected(f"{column} is longer than {MAX_FIELD_CHARS} characters")
             if column in REQUIRED_COLUMNS and not value.strip():
                 raise PriceRejected(f"{column} is empty")
+            if _CONTROL.search(value):
+                raise PriceRejected(f"{column} contains a control character")
         provider = _cached(self._provider, record["provider"], canonical_provider)
         gpu_model = _cached(self._gpu, record["gpu_model"], catalog.canonical_name)
         gpu_count = _cached(self._count, record["gpu_count"], check_gpu_count)
@@ -293,6 +300,7 @@ class _RowReader:
         if known is None:
             self._instances[key] = instance
             self._new_instances.append(instance)
+            self.first_line[instance.key] = self.line
         elif (known.gpu_model, known.gpu_count) != (gpu_model, gpu_count):
             raise PriceRejected(
                 f"{'/'.join(key)} was {known.gpu_count:g}x {known.gpu_model} "

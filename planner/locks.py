@@ -93,10 +93,17 @@ def _describe(holder: str) -> str:
 def _file_lock(path: Path, holder: str, wait_s: float, sleep: Callable[[float], None]) -> Iterator[None]:
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
-    # "a+" never truncates: the holder's description stays readable until we own the lock.
-    with open(path, "a+", encoding="utf-8") as fh:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # "a+" never truncates: the holder's description stays readable until we own the lock.
+        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the with below
+    except OSError as err:
+        raise PlannerError(
+            f"cannot create the refresh lock {str(path)!r}: {err.strerror}",
+            hint="the folder of the database must be writable (or set PLANNER_DATA_DIR to one that is)",
+        ) from None
+    with fh:
         while True:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -5,6 +5,8 @@ canonical billing mode, the price's unit, CNY per GPU-hour, and the sanity check
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
@@ -24,6 +26,14 @@ MAX_CNY_PER_GPU_HOUR = Decimal(5000)
 SUSPICIOUS_MOVE_FACTOR = Decimal(10)
 MAX_GPUS_PER_INSTANCE = 64
 SIX_PLACES = Decimal("0.000001")
+# What the price columns hold (Numeric(18, 6)): a price must stay below this whatever the currency.
+MAX_STORABLE_PRICE = Decimal(10) ** 12
+MAX_TIER_HOUR = 87_600  # ten years
+MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
+# Control characters (NUL breaks PostgreSQL text, a newline or tab breaks a table or a CSV row).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@")
 
 
 class PriceRejected(ValueError):
@@ -40,6 +50,8 @@ def parse_price(value: object) -> Decimal:
         raise PriceRejected(f"price {value!r} is not a finite number")
     if price <= 0:
         raise PriceRejected(f"price {value!r} must be greater than zero")
+    if price >= MAX_STORABLE_PRICE:
+        raise PriceRejected(f"price {str(value)[:30]!r} is too large to be a price")
     return price
 
 
@@ -61,7 +73,9 @@ def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_c
     value = price * currency_rate / hours / Decimal(str(gpu_count))
     if value > MAX_CNY_PER_GPU_HOUR:
         raise PriceRejected(
-            f"price {price} per {UNIT_OF_MODE[billing]} is {value:.0f} CNY per GPU-hour, which is absurd"
+            f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:,.0f} CNY per GPU-hour, which is absurd"
+            if value < 10**12
+            else f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:.3g} CNY per GPU-hour, which is absurd"
         )
     return value.quantize(SIX_PLACES)
 
@@ -106,7 +120,10 @@ def is_suspicious_move(old: Decimal, new: Decimal) -> bool:
 #   instance type "<GPU> (median)"): the median is folded into the cheapest offer as ``median_price``,
 #   never stored as a rentable instance of its own, so a quote cannot count the same GPUs twice.
 # - Refused (counted and named, never stored): zero, negative or absurd prices, unknown billing modes or
-#   currencies, a unit that is not the billing mode's, GPU counts outside (0, 64], oversized names.
+#   currencies, a unit that is not the billing mode's, GPU counts outside (0, 64], oversized names, and
+#   names with control characters or that begin like a spreadsheet formula (=, +, -, @).
+# - Dropped (the price is kept, the fact left out): vCPUs, memory, idle and total GPUs that are not
+#   whole/finite numbers in a sane range. Control characters in the source and note become spaces.
 
 _LIST_NOTE = "discounted; list {list}"
 _MEDIAN = "median"
@@ -195,7 +212,7 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
             continue
         try:
             offer = _offer(raw, gpu_model, fx)
-        except (ValueError, TypeError, ArithmeticError) as err:  # PriceRejected, or junk from a scraper
+        except (ValueError, TypeError, AttributeError, ArithmeticError) as err:  # PriceRejected, or junk
             if not is_median:
                 rejected.append(f"{where}: {err}")
             continue
@@ -225,8 +242,7 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
 def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
     """One RawOffer with a known GPU as an Offer; PriceRejected says why it cannot be."""
     for label, value, limit in (("region", raw.region, 64), ("instance type", raw.instance_type, 128)):
-        if not value or len(value) > limit:
-            raise PriceRejected(f"{label} {value[:40]!r} is empty or longer than {limit} characters")
+        check_name(label, value, limit)
     try:
         billing, unit = billing_and_unit(raw.billing)
     except UnknownNameError:
@@ -238,11 +254,13 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         raise PriceRejected(f"price per {raw.per!r} (expected instance or gpu)")
     factor = Decimal(str(count)).normalize() if raw.per == "gpu" and count != 1 else Decimal(1)
     price = _positive(raw.price) * factor
+    if price >= MAX_STORABLE_PRICE:
+        raise PriceRejected(f"price {price} is too large to be a price")
     currency = raw.currency.strip().upper()
     rate = fx_rate(currency, fx)
     tiers: tuple[tuple[int, Decimal], ...] = ()
     if billing in HOURLY_MODES:
-        tiers = tuple(sorted((int(hour), _positive(p) * factor) for hour, p in raw.tiers))
+        tiers = tuple(sorted((_tier_hour(hour), _positive(p) * factor) for hour, p in raw.tiers))
     return Offer(
         provider=raw.provider,
         region=raw.region,
@@ -254,16 +272,46 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         price=price,
         currency=currency,
         cny_per_gpu_hour=cny_per_gpu_hour(price, rate, billing, count),
-        source=raw.source,
+        source=_plain(raw.source) or "",
         tiers=tiers,
         is_list_price=raw.is_list_price,
-        vcpus=raw.vcpus,
-        memory_gb=raw.memory_gb,
-        gpu_note=raw.gpu_note,
+        vcpus=_count(raw.vcpus),
+        memory_gb=_size(raw.memory_gb),
+        gpu_note=_plain(raw.gpu_note),
         stock_status=raw.stock_status if raw.stock_status in ("available", "sold_out") else None,
-        idle_gpus=raw.idle_gpus,
-        total_gpus=raw.total_gpus,
+        idle_gpus=_count(raw.idle_gpus),
+        total_gpus=_count(raw.total_gpus),
     )
+
+
+def check_name(label: str, value: object, limit: int) -> str:
+    """A region or instance type as a provider names it; PriceRejected for anything else."""
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise PriceRejected(f"{label} {str(value)[:40]!r} is empty or longer than {limit} characters")
+    if _CONTROL.search(value) or value.startswith(_FORMULA_START):
+        raise PriceRejected(f"{label} {value[:40]!r} has a control character or begins like a formula")
+    return value
+
+
+def _plain(text: object) -> str | None:
+    return _CONTROL.sub(" ", text) if isinstance(text, str) and text else None
+
+
+def _count(value: object) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+    return value if ok else None  # type: ignore[return-value]
+
+
+def _size(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and 0 <= value < 1e7 else None
+
+
+def _tier_hour(hour: object) -> int:
+    if isinstance(hour, bool) or not isinstance(hour, int) or not 0 < hour <= MAX_TIER_HOUR:
+        raise PriceRejected(f"tier from hour {str(hour)[:20]!r} is not an hour")
+    return hour
 
 
 def _positive(value: Decimal) -> Decimal:

@@ -200,14 +200,14 @@ def validate(request: QuoteRequest) -> tuple[QuoteRequest, int]:
     if days is None:
         days = needed_days
     elif days < 1:
-        raise UsageError(f"--days must be at least 1, got {days}")
+        raise UsageError(f"--days must be at least 1, got {days}", hint="e.g. --days 30, or leave it out")
     elif hours > days * HOURS_PER_DAY:
         raise UsageError(
             f"{hours:g} hours do not fit in {days} days (at most {days * HOURS_PER_DAY} hours)",
             hint=f"use --days {needed_days} or more, or fewer --hours",
         )
     if request.top is not None and request.top < 1:
-        raise UsageError(f"--top must be at least 1, got {request.top}")
+        raise UsageError(f"--top must be at least 1, got {request.top}", hint="e.g. --top 5")
     catalog.resolve_query(request.gpu, include_variants=request.include_variants)  # unknown GPU: exit 2 now
     canonical = QuoteRequest(
         gpu=request.gpu,

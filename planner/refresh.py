@@ -16,7 +16,13 @@ How one refresh runs:
 - An instance a provider now labels with another GPU (``InstanceConflict``) is not stored; its offers
   are counted and named, and the rest of the run is stored.
 - A stored price more than tenfold above or below the previous observation is flagged (counted and
-  named in the summary and the run row), not refused: the provider may really have cut a price.
+  named in the summary and the run row), not refused: the provider may really have cut a price. When
+  most of a run's prices move tenfold at once (``MASS_MOVE_SHARE`` of them, at least
+  ``MASS_MOVE_MIN``), that is a unit or shape change, not a sale: the run fails and stores nothing.
+- A provider that returns no offers at all where its last good refresh in the same mode returned
+  some fails ("its pages or API changed"), so an emptied list never passes for a quiet night.
+- Text that reaches the run row (errors, notes, unknown GPU names) is cleaned of control characters
+  and capped, so a provider's junk cannot make the database refuse the row.
 
 ``--save-raw DIR`` writes every response to ``DIR/<provider>/`` (secrets removed) plus
 ``DIR/manifest.json`` (mode, regions and options per provider). ``--from-raw DIR`` replays such a folder
@@ -42,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import exc as sa_exc
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from db import store
@@ -54,6 +61,13 @@ from planner.providers import canonical_provider
 MANIFEST = "manifest.json"
 REPLAY_CREDENTIAL = "planner-replay-placeholder"
 MAX_LISTED = 5  # names listed per summary line before "and N more"
+WRITE_HINT = (
+    "nothing was refreshed; check that the disk has room and the database (file or server) is writable"
+)
+MAX_NAME_CHARS = 80  # a name quoted in a note (an unknown GPU, say) is cut here
+MAX_TEXT_CHARS = 4000  # an error or the notes of one run
+MASS_MOVE_MIN = 3  # at least this many tenfold moves ...
+MASS_MOVE_SHARE = 0.5  # ... and more than this share of the run's stored prices: the run is refused
 
 
 @dataclass(frozen=True)
@@ -316,7 +330,9 @@ def _start_run(engine: Engine, job: _Job) -> int:
         with engine.begin() as conn:
             return store.start_run(conn, job.name, "refresh", source=_source(job), mode=job.mode)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {job.name} run: {_first_line(err)}") from None
+        raise DatabaseError(
+            f"cannot record the {job.name} run: {_first_line(err)}", hint=WRITE_HINT
+        ) from None
 
 
 def _source(job: _Job) -> str:
@@ -332,15 +348,17 @@ def _skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
             run_id = store.start_run(conn, name, "refresh")
             store.finish_run(conn, run_id, "skipped", error=reason)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {name} run: {_first_line(err)}") from None
+        raise DatabaseError(f"cannot record the {name} run: {_first_line(err)}", hint=WRITE_HINT) from None
     return ProviderOutcome(name, "skipped", 0, 0, 0, 0.0, reason, (), run_id)
 
 
 def _fail(engine: Engine, job: _Job, error: str, offers: int, **extra: Any) -> ProviderOutcome:
-    error = _scrub(error, job.secrets)
+    error = _clean(_scrub(error, job.secrets), MAX_TEXT_CHARS)
     seconds = round(time.monotonic() - job.started, 3)
-    notes = tuple(_scrub(n, job.secrets) for n in extra.pop("notes", ()))
-    unknown = tuple(extra.pop("unknown_gpus", ()))
+    notes = tuple(
+        _clean(_scrub(n, job.secrets), MAX_TEXT_CHARS, keep_lines=True) for n in extra.pop("notes", ())
+    )
+    unknown = tuple(_clean(u, MAX_NAME_CHARS) for u in extra.pop("unknown_gpus", ()))
     try:
         with engine.begin() as conn:
             store.finish_run(
@@ -370,8 +388,11 @@ def _finish(engine: Engine, job: _Job, scraped: _Scraped, secrets: tuple[str, ..
     skipped_issues = result.skipped
     if skipped_issues:
         notes.append(f"{len(skipped_issues)} offer(s) skipped by the scraper: {_by_reason(skipped_issues)}")
-    offer_unknown = normalized.unknown_gpus if normalized else {}
-    unknown = tuple(sorted(set(scraped.catalog_unknown) | set(offer_unknown)))
+    offer_unknown = {
+        _clean(k, MAX_NAME_CHARS): v for k, v in (normalized.unknown_gpus if normalized else {}).items()
+    }
+    catalog_unknown = {_clean(k, MAX_NAME_CHARS) for k in scraped.catalog_unknown}
+    unknown = tuple(sorted(catalog_unknown | set(offer_unknown)))
     if unknown:
         named = [
             f"{name} ({offer_unknown[name]} offer(s) not stored)"
@@ -383,16 +404,25 @@ def _finish(engine: Engine, job: _Job, scraped: _Scraped, secrets: tuple[str, ..
             f"unknown GPUs: {_listed(named)}; a real card needs its name among the aliases in planner/data/gpus.csv"
         )
     if result.status == "failed":
+        lost = [
+            i.message
+            for i in result.issues
+            if i.kind == "region_failed" and i.message not in (result.error or "")
+        ]
+        if lost:  # the error names the whole run; the notes say what each region or zone answered
+            notes.append(f"{len(lost)} region/zone call(s) failed: {_listed(lost)}")
         return _fail(engine, job, result.error or "failed", offers=0, notes=notes, unknown_gpus=unknown)
     assert normalized is not None
     if normalized.rejected:
         notes.append(f"{len(normalized.rejected)} price(s) refused: {_listed(list(normalized.rejected))}")
     skipped = len(skipped_issues) + sum(normalized.unknown_gpus.values()) + len(normalized.rejected)
     offers_seen = len(result.offers)
+    if not offers_seen:
+        went_quiet = _went_quiet(engine, job)
+        if went_quiet:
+            return _fail(engine, job, went_quiet, offers=0, notes=notes, unknown_gpus=unknown)
     if offers_seen and not normalized.offers:
-        garbage = (
-            f"none of the {offers_seen} offers could be stored (unknown GPUs or refused prices: see notes)"
-        )
+        garbage = f"{job.name}: none of the {offers_seen} offers could be stored (unknown GPUs or refused prices: see notes)"
         return _fail(
             engine, job, garbage, offers=offers_seen, notes=notes, unknown_gpus=unknown, skipped=skipped
         )
@@ -416,14 +446,20 @@ def _finish(engine: Engine, job: _Job, scraped: _Scraped, secrets: tuple[str, ..
                 for c in counts.changes
                 if is_suspicious_move(c.before, c.after)
             )
+            if len(flagged) >= MASS_MOVE_MIN and len(flagged) > MASS_MOVE_SHARE * counts.stored:
+                raise _Refused(
+                    f"{job.name}: {len(flagged)} of {counts.stored} prices moved more than tenfold at once (e.g. "
+                    f"{flagged[0]}): a unit or format change, not a price change; nothing stored, "
+                    "the last good prices stay in use"
+                )
             if flagged:
                 notes.append(
                     f"{len(flagged)} price(s) moved more than tenfold (stored; check them): "
                     + _listed(list(flagged))
                 )
             skipped += len(conflicts)
-            error = _scrub(result.error, secrets) if result.error else None
-            notes = [_scrub(n, secrets) for n in notes]
+            error = _clean(_scrub(result.error, secrets), MAX_TEXT_CHARS) if result.error else None
+            notes = [_clean(_scrub(n, secrets), MAX_TEXT_CHARS, keep_lines=True) for n in notes]
             store.finish_run(
                 conn,
                 job.run_id,
@@ -438,6 +474,10 @@ def _finish(engine: Engine, job: _Job, scraped: _Scraped, secrets: tuple[str, ..
                 prices_flagged=len(flagged),
                 notes="\n".join(notes) or None,
             )
+    except _Refused as refused:
+        return _fail(
+            engine, job, str(refused), offers=offers_seen, notes=notes, unknown_gpus=unknown, skipped=skipped
+        )
     except sa_exc.SQLAlchemyError as err:
         reason = _first_line(err)
         return _fail(
@@ -465,6 +505,41 @@ def _finish(engine: Engine, job: _Job, scraped: _Scraped, secrets: tuple[str, ..
         availability=stocked,
         flagged=flagged,
         notes=tuple(notes),
+    )
+
+
+class _Refused(Exception):
+    """Raised inside a provider's transaction to roll it back: the run is failed with this message."""
+
+
+def _went_quiet(engine: Engine, job: _Job) -> str | None:
+    """Why a run with no offers is a failure: the last good run in the same mode had some (else None)."""
+    from db.schema import scrape_runs as runs
+
+    mode = job.mode.split("/")[0]
+    query = (
+        select(runs.c.offers_seen, runs.c.started_at)
+        .where(
+            runs.c.provider == job.name,
+            runs.c.kind == "refresh",
+            runs.c.status.in_(("ok", "partial")),
+            runs.c.offers_seen > 0,
+            runs.c.id != job.run_id,
+            (runs.c.mode == mode) | runs.c.mode.like(f"{mode}/%"),
+        )
+        .order_by(runs.c.id.desc())
+        .limit(1)
+    )
+    try:
+        with engine.connect() as conn:
+            last = conn.execute(query).first()
+    except sa_exc.SQLAlchemyError:
+        return None
+    if last is None:
+        return None
+    return (
+        f"{job.name} returned no offers, where its last good refresh ({last[1]:%Y-%m-%d}) returned {last[0]}: "
+        "its pages or API have probably changed; the last good prices stay in use"
     )
 
 
@@ -553,6 +628,13 @@ def _listed(items: Sequence[str], sep: str = "; ") -> str:
 def _first_line(err: Exception) -> str:
     text = str(getattr(err, "orig", None) or err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+def _clean(text: str, limit: int, keep_lines: bool = False) -> str:
+    """``text`` without control characters (NUL is refused by PostgreSQL), cut to ``limit`` characters."""
+    kept = "\n" if keep_lines else ""
+    text = "".join(c if c in kept or not (ord(c) < 32 or ord(c) == 127) else " " for c in str(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _scrub(text: str, secrets: tuple[str, ...]) -> str:

@@ -61,4 +61,12 @@ def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
     except exc.IntegrityError:
         # Another process loaded it at the same moment; its copy is as good as ours.
         pass
+    except exc.DBAPIError as err:
+        from planner.errors import DatabaseError
+
+        reason = str(err.orig).strip().splitlines()[0] if err.orig else type(err).__name__
+        raise DatabaseError(
+            f"the database holds no prices and the bundled snapshot cannot be stored in it: {reason}",
+            hint="make the database writable once (or run `planner import FILE.csv` where it is), then retry",
+        ) from None
     return info

@@ -28,6 +28,11 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             f"cannot use database URL {display_url(url)!r}: {err}",
             hint="use sqlite:///path/to/file.db or postgresql+psycopg://user@host/dbname",
         ) from None
+    except OSError as err:
+        raise DatabaseError(
+            f"cannot open database {display_url(url)}: {err.strerror or err}",
+            hint="check the folder exists and is writable, or choose another --db",
+        ) from None
     except ImportError as err:
         raise UsageError(
             f"the driver for {display_url(url)!r} is not installed ({err.name})",

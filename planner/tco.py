@@ -416,13 +416,14 @@ def _bounded(
 ) -> Decimal:
     """``value`` as a Decimal in (low, high], or [low, high] with ``allow_zero``; else a UsageError."""
     d = _to_decimal(value, name)
+    shown = f"{d:g}"  # the user's number, never a Python repr such as Decimal('2')
     if (low, high) == (0, 1) and not (low < d <= high or (allow_zero and d == low)):
-        raise UsageError(f"{name} must be between 0 and 1, got {value!r}", hint)
+        raise UsageError(f"{name} must be between 0 and 1, got {shown}", hint or "a fraction, e.g. 0.6")
     if d < low or (d == low and not allow_zero):
         word = "cannot be negative" if allow_zero and low == 0 else f"must be more than {low:g}"
-        raise UsageError(f"{name} {word}, got {value!r}", hint)
+        raise UsageError(f"{name} {word}, got {shown}", hint or f"give a positive {name.lstrip('-')}")
     if d > high:
-        raise UsageError(f"{name} must be at most {high:g}, got {value!r}", hint)
+        raise UsageError(f"{name} must be at most {high:g}, got {shown}", hint or f"at most {high:g}")
     return d
 
 

@@ -60,10 +60,16 @@ def build_report(
     known_providers: Sequence[str] = (),
     now: dt.datetime | None = None,
 ) -> Report:
-    """Read every table of the report in one read transaction (a consistent view on PostgreSQL)."""
+    """Read every table of the report in one read transaction, so a refresh committing meanwhile
+    cannot make the files disagree (REPEATABLE READ on PostgreSQL, an explicit BEGIN on SQLite,
+    whose driver otherwise runs each SELECT in its own snapshot)."""
     models = list(gpu_models) or None
     names = list(providers) or None
     with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
+        elif conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN")
         latest = data.latest_frame(conn, models, names)
         newest = data.as_of(conn, models, names)
         tables = {

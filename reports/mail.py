@@ -43,6 +43,14 @@ class MailError(Exception):
         self.hint = hint
         self.permanent = permanent
 
+    def without(self, secret: str | None) -> MailError:
+        """The same error with ``secret`` masked: a server's reply may quote what it was sent."""
+        if not secret or (secret not in self.message and secret not in self.hint):
+            return self
+        return MailError(
+            self.message.replace(secret, "***"), self.hint.replace(secret, "***"), self.permanent
+        )
+
 
 def compose(
     subject: str, text: str, html: str, sender: str, recipients: Sequence[str], attachments: Sequence[Path]
@@ -102,6 +110,13 @@ def pause(seconds: float) -> None:
 
 
 def _send_once(message: EmailMessage, settings: SmtpSettings) -> dict[str, tuple[int, bytes]]:
+    try:
+        return _send_once_raw(message, settings)
+    except MailError as err:
+        raise err.without(settings.password) from None
+
+
+def _send_once_raw(message: EmailMessage, settings: SmtpSettings) -> dict[str, tuple[int, bytes]]:
     where = settings.address
     try:
         context = ssl.create_default_context()

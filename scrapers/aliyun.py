@@ -174,6 +174,8 @@ def parse_price_file(
     data: Mapping[str, Any], version: str, regions: tuple[str, ...], specs: Mapping[str, GpuSpec]
 ) -> Iterator[RawOffer | Issue]:
     """Offers for every GPU type of the wanted regions (default: all ``cn-*``) in a CDN price file."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("pricingInfo"), Mapping):
+        raise ScrapeError("aliyun price file: no pricingInfo object")
     currency = data.get("currency", "CNY")
     if not (isinstance(currency, str) and re.fullmatch(r"[A-Z]{3}", currency)):
         raise ScrapeError(f"aliyun price file: currency {currency!r} unknown")

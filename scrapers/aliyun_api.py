@@ -77,9 +77,9 @@ class AliyunApi:
                     specs[str(item["InstanceTypeId"])] = GpuSpec(
                         str(item["GPUSpec"]),
                         amount,
-                        item.get("GPUMemorySize") or None,
-                        item.get("CpuCoreCount"),
-                        item.get("MemorySize"),
+                        _number(item.get("GPUMemorySize")),
+                        _whole(item.get("CpuCoreCount")),
+                        _number(item.get("MemorySize")),
                     )
             token = str(data.get("NextToken") or "")
             if not token or not items:
@@ -125,6 +125,17 @@ class AliyunApi:
             if price and (zone not in latest or when > latest[zone][0]):
                 latest[zone] = (when, price)
         return {zone: price for zone, (_, price) in latest.items()}
+
+
+def _number(value: Any) -> float | None:
+    """A positive finite size (GiB, cores) or None: a spec figure of the wrong type is left out, not trusted."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e7:
+        return None
+    return float(value)
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 100_000 else None
 
 
 def _path(data: Any, outer: str, inner: str, *, action: str) -> list[Any]:

@@ -79,7 +79,7 @@ def _data(payload: bytes, what: str) -> Any:
     """The ``data`` of AutoDL's ``{code, msg, data}`` envelope; an expired login is a clear ScrapeError."""
     try:
         body = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ScrapeError(f"AutoDL {what}: the answer is not JSON (a login page?)") from None
     if not isinstance(body, dict):
         raise ScrapeError(f"AutoDL {what}: unexpected answer shape")
@@ -135,11 +135,19 @@ def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
     return li
 
 
+def _count(value: Any, what: str) -> int:
+    """A machine's GPU count: a whole number from 0 to 64 (a string or 1e300 means the shape changed)."""
+    if type(value) is not int or not 0 <= value <= 64:
+        raise ScrapeError(f"AutoDL machine/search: {what} {str(value)[:20]!r} is not a GPU count")
+    return value
+
+
 def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], int]:
     """One ``machine/search`` page -> (machines, result_total)."""
     data = _data(payload, "machine/search")
-    items, total = (data or {}).get("list"), (data or {}).get("result_total")
-    if not isinstance(items, list) or not isinstance(total, int):
+    data = data if isinstance(data, dict) else {}
+    items, total = data.get("list"), data.get("result_total")
+    if not isinstance(items, list) or type(total) is not int:
         raise ScrapeError("AutoDL machine/search: no data.list / data.result_total (shape changed?)")
     machines = []
     for item in items:
@@ -149,8 +157,8 @@ def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], 
                 str(item["region_sign"]),
                 str(item.get("region_name") or item["region_sign"]),
                 _gib(item.get("gpu_memory")),
-                int(item["gpu_number"]),
-                int(item.get("gpu_idle_num") or 0),
+                _count(item["gpu_number"], "gpu_number"),
+                _count(item.get("gpu_idle_num") or 0, "gpu_idle_num"),
                 _price_li(item, charge_type),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -255,6 +263,12 @@ class AutodlScraper:
             if wanted:
                 machines = [m for m in machines if m.region in wanted]
             unpriced = sum(1 for m in machines if not m.price_li)
+            # Every machine has a payg price (payg_price beside its SKUs); none at all is a renamed field.
+            if charge_type == "payg" and machines and unpriced == len(machines):
+                raise ScrapeError(
+                    f"AutoDL machine/search {charge_type}: none of the {len(machines)} machines has a "
+                    f"{charge_type} price (the answer's shape changed?)"
+                )
             if unpriced:
                 yield Issue("note", f"{unpriced} {charge_type} machines without a {charge_type} price")
             offers = aggregate(machines, charge_type)

@@ -5,7 +5,9 @@ Every scraper talks HTTP only through :class:`HttpClient`:
 - connect/read timeouts (:class:`HttpPolicy`), retries with exponential backoff on connection errors,
   timeouts, 429 (``Retry-After`` honoured, capped) and 5xx; a provider hook may mark more responses as
   retryable (Tencent's ``RequestLimitExceeded`` arrives as HTTP 200);
-- an identifying ``User-Agent: planner/<version> (+GPU price planner)``; TLS verification always on;
+- an identifying ``User-Agent: planner/<version> (+GPU price planner)``; TLS verification always on,
+  passed with every request (so a session whose ``verify`` someone set to False still verifies), and a
+  redirect from https to plain http refused (it would drop the verification silently);
 - a minimum interval between requests (the provider's polite rate);
 - ``base_url``: replaces scheme and host (and prefixes its path, if any) of *every* request, for mirrors,
   proxies and tests. Requests are signed for, recorded and replayed under their *logical* URL (the
@@ -26,10 +28,10 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 
@@ -58,6 +60,8 @@ class HttpResponse:
     url: str
     headers: Mapping[str, str]
     content: bytes
+    # The client's secrets, scrubbed from any text quoted in an error (before it is cut short).
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -67,8 +71,8 @@ class HttpResponse:
         """The body as JSON; an HTML login page or a truncated body is a :class:`ScrapeError`."""
         try:
             return json.loads(self.content)
-        except (ValueError, UnicodeDecodeError):
-            snippet = re.sub(r"\s+", " ", self.text[:80])
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[... nested 10^5 deep
+            snippet = re.sub(r"\s+", " ", scrub_text(self.text[:2000], self.secrets))[:80]
             raise ScrapeError(f"{redact_url(self.url)} did not return JSON (starts {snippet!r})") from None
 
 
@@ -172,10 +176,11 @@ class HttpClient:
                 self._pause(self._retry_delay_s(resp, attempt))
                 continue
             if retryable or resp.status >= 400:
-                snippet = scrub_text(re.sub(r"\s+", " ", resp.text[:160]), self.secrets)
+                # scrub, then cut: a secret cut in half would no longer match the scrubbing
+                snippet = re.sub(r"\s+", " ", scrub_text(resp.text[:2000], self.secrets))[:160]
                 tries = f" after {attempts} attempts" if retryable else ""
                 raise ScrapeError(f"{where} returned HTTP {resp.status}{tries}: {snippet}")
-            return resp
+            return replace(resp, secrets=self.secrets)
         raise AssertionError("unreachable")
 
     def _send(self, method: str, url: str, headers: dict[str, str], body: bytes, signer: Signer | None):
@@ -192,9 +197,22 @@ class HttpClient:
             data=body or None,
             timeout=(self.policy.connect_timeout_s, self.policy.read_timeout_s),
             allow_redirects=True,
+            verify=True,  # per request: wins over anything set on the session
+            hooks={"response": [self._refuse_downgrade]},
         )
         keep = {k: v for k, v in raw.headers.items() if k.lower() in ("content-type", "retry-after", "date")}
         return HttpResponse(raw.status_code, url, keep, raw.content)
+
+    def _refuse_downgrade(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
+        """A response hook, run on every hop: an https URL redirecting to plain http is refused."""
+        if resp.is_redirect and urlsplit(resp.url).scheme == "https":
+            target = urljoin(resp.url, resp.headers.get("location", ""))
+            if urlsplit(target).scheme != "https":
+                resp.close()
+                raise ScrapeError(
+                    f"{self.provider}: {redact_url(resp.url)} redirected to {redact_url(target)}, "
+                    "which is not https: refused (the answer could not be verified)"
+                )
 
     def _wait_turn(self) -> None:
         with self._lock:

@@ -120,7 +120,7 @@ class Replayer:
                 meta = json.loads(sidecar.read_text(encoding="utf-8"))
                 entry = (int(meta["status"]), dict(meta.get("headers") or {}), sidecar.with_suffix(".body"))
                 self._by_key[str(meta["match_key"])].append(entry)
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
                 raise ScrapeError(f"unreadable recording {sidecar.name}: {exc}") from None
 
     def serve(self, method: str, url: str, body: bytes) -> HttpResponse:

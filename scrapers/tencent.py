@@ -62,7 +62,7 @@ class TencentScraper:
         else:
             calls = self._workbench_zones(client, settings.regions or DEFAULT_REGIONS)
             source = "tencent:workbench DescribeZoneInstanceConfigInfos"
-        failures = 0
+        failures: list[str] = []
         for region, zone in calls:
             try:
                 if zone is None:
@@ -73,12 +73,14 @@ class TencentScraper:
             except ScrapeError as exc:
                 if "AuthFailure" in str(exc):
                     raise  # wrong keys fail every region alike: say so once
-                failures += 1
+                failures.append(str(exc))
                 yield Issue("region_failed", str(exc), region)
                 continue
             yield from items
-        if calls and failures == len(calls):
-            raise ScrapeError(f"tencent: every one of {failures} region/zone calls failed (see issues)")
+        if calls and len(failures) == len(calls):
+            raise ScrapeError(
+                f"tencent: every one of {len(failures)} region/zone calls failed; the first: {failures[0]}"
+            )
 
     def _api_call(self, client: HttpClient, secret_id: str, secret_key: str, region: str) -> Any:
         signer = Tc3Signer(

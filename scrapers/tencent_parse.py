@@ -63,7 +63,7 @@ def gpu_count(item: Mapping[str, Any], where: str) -> float:
     """``GpuCount`` (a float: 0.25 is a quarter-card vGPU) or, when absent/zero, the integer ``Gpu``."""
     for key in ("GpuCount", "Gpu"):
         value = item.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
             raise ScrapeError(f"{where}: {key}={value!r} is not a GPU count")
         if value > 0:
             return float(value)

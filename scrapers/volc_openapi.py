@@ -170,7 +170,7 @@ def parse_instance_types(payload: bytes) -> tuple[dict[str, GpuSpec | None], str
     """``DescribeInstanceTypes`` page -> ({type: GpuSpec, or None when it has no GPU}, NextToken)."""
     try:
         data = json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ScrapeError("Volcengine DescribeInstanceTypes: the answer is not JSON") from None
     error = _ci(_ci(data, "ResponseMetadata"), "Error")
     if error:
@@ -190,17 +190,19 @@ def parse_instance_types(payload: bytes) -> tuple[dict[str, GpuSpec | None], str
         itype = _ci(entry, "InstanceTypeId")
         if not isinstance(itype, str):
             raise ScrapeError("Volcengine DescribeInstanceTypes: an entry has no InstanceTypeId")
-        devices = _ci(_ci(entry, "Gpu", "GPU"), "GpuDevices", "GPUDevices") or []
-        gpus = [d for d in devices if isinstance(_ci(d, "Count"), int) and _ci(d, "Count") > 0]
+        devices = _ci(_ci(entry, "Gpu", "GPU"), "GpuDevices", "GPUDevices")
+        devices = devices if isinstance(devices, list) else []
+        gpus = [d for d in devices if type(_ci(d, "Count")) is int and 0 < _ci(d, "Count") <= 64]
         if not gpus:
             specs[itype] = None
             continue
-        if len({_ci(d, "ProductName") for d in gpus}) > 1:
+        if len({str(_ci(d, "ProductName")) for d in gpus}) > 1:
             raise ScrapeError(f"Volcengine DescribeInstanceTypes: {itype} mixes GPU models")
         name, mib = _ci(gpus[0], "ProductName"), _ci(_ci(gpus[0], "Memory"), "Size")
         if not isinstance(name, str) or not name.strip():
             raise ScrapeError(f"Volcengine DescribeInstanceTypes: {itype} has GPUs without a ProductName")
-        memory = mib / 1024 if isinstance(mib, int | float) and mib > 0 else None  # MiB -> GiB
+        sized = isinstance(mib, int | float) and not isinstance(mib, bool) and 0 < mib < 1e9
+        memory = mib / 1024 if sized else None  # MiB -> GiB
         specs[itype] = GpuSpec(
             name.strip(), float(sum(_ci(d, "Count") for d in gpus)), memory, "DescribeInstanceTypes"
         )

@@ -105,7 +105,7 @@ class Outcome:
 def _json(payload: bytes, what: str) -> Any:
     try:
         return json.loads(payload)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ScrapeError(f"Volcengine {what}: the answer is not JSON (an HTML page?)") from None
 
 
@@ -149,7 +149,7 @@ def parse_list_template(payload: bytes) -> dict[tuple[str, str], CalcItem]:
     data = _json(payload, "ListTemplate")
     try:
         template = json.loads(data["Result"]["List"][0]["Template"])
-    except (KeyError, IndexError, TypeError, ValueError) as exc:
+    except (KeyError, IndexError, TypeError, ValueError, RecursionError) as exc:
         raise ScrapeError(f"Volcengine ListTemplate: no Result.List[0].Template string ({exc!r})") from None
     items: dict[tuple[str, str], CalcItem] = {}
     for obj in _walk(template):
@@ -158,9 +158,12 @@ def parse_list_template(payload: bytes) -> dict[tuple[str, str], CalcItem]:
             continue
         old = items.get((itype, region), CalcItem(itype, region))
         vcpus, memory_gb, gpu = old.vcpus, old.memory_gb, old.gpu
-        for attr in obj.get("AbilityAttrs") or []:
+        attrs = obj.get("AbilityAttrs")
+        for attr in attrs if isinstance(attrs, list) else []:
+            if not isinstance(attr, dict):
+                continue  # specs are a nicety beside the prices; an odd entry is left out
             ability, value = str(attr.get("Ability", "")).lower(), str(attr.get("Value", ""))
-            if ability == "vcpu" and (n := _leading_number(value)) is not None:
+            if ability == "vcpu" and (n := _leading_number(value)) is not None and n < 100_000:
                 vcpus = int(n)
             elif ability == "memory":
                 memory_gb = _leading_number(value)
@@ -168,8 +171,8 @@ def parse_list_template(payload: bytes) -> dict[tuple[str, str], CalcItem]:
                 gpu = _gpu_from_ability(value) or gpu
         zones = old.zones
         try:
-            zones += tuple(z["ZoneCode"] for z in json.loads(obj.get("AvailableZone") or "[]"))
-        except (ValueError, TypeError, KeyError):
+            zones += tuple(str(z["ZoneCode"]) for z in json.loads(obj.get("AvailableZone") or "[]"))
+        except (ValueError, TypeError, KeyError, RecursionError):
             pass  # zones are a nicety; a malformed list must not cost the prices
         items[(itype, region)] = CalcItem(itype, region, tuple(dict.fromkeys(zones)), vcpus, memory_gb, gpu)
     if not items:
@@ -190,11 +193,15 @@ def parse_get_table(payload: bytes) -> tuple[list[PriceRow], dict[str, str]]:
         if itype is None or not isinstance(charge_item, str) or "_" not in charge_item:
             continue  # not an instance row (disks, images, bandwidth share the table)
         region = charge_item.rsplit("_", 1)[1]
-        for info in obj.get("PriceInfoList") or []:
-            key = (info.get("Period"), info.get("Times"))
+        infos = obj.get("PriceInfoList") or []
+        if not isinstance(infos, list) or not all(isinstance(i, dict) for i in infos):
+            raise ScrapeError(f"Volcengine GetTable: {itype} {region} PriceInfoList is not a list of objects")
+        for info in infos:
+            period, times = info.get("Period"), info.get("Times")
+            key = (period, times) if isinstance(period, str) and type(times) is int else None
             if key not in _PERIODS:
-                if info.get("Period") not in ("hourly", "monthly"):
-                    skipped[f"period {info.get('Period')!r}"] = "unknown calculator period, not kept"
+                if period not in ("hourly", "monthly"):
+                    skipped[f"period {str(period)[:20]!r}"] = "unknown calculator period, not kept"
                 continue
             billing, unit = _PERIODS[key]
             price = to_price(info.get("Price"), f"Volcengine GetTable {itype} {region}", strings_ok=True)

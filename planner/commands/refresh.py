@@ -330,7 +330,7 @@ def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001
 @click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
 @provider_option
 @billing_option
-@click.option("--days", type=click.IntRange(min=1), default=30, show_default=True, metavar="N")
+@click.option("--days", type=click.IntRange(1, 36500), default=30, show_default=True, metavar="N")
 @variants_option
 @format_option
 @click.pass_obj

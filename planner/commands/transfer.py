@@ -1,8 +1,15 @@
-"""``planner import`` and ``planner export``: prices in and out as CSV, in one format."""
+"""``planner import`` and ``planner export``: prices in and out as CSV, in one format.
+
+A database that refuses the import's write (full disk, read-only file or server) is a one-line error;
+the import is one transaction, so nothing of the file is stored. ``export --out`` writes a temporary
+file beside the target and renames it, so the file is whole or untouched.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -27,9 +34,19 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
     Example:
       planner import prices.csv
     """
+    from sqlalchemy import exc
+
+    from planner.errors import DatabaseError
     from planner.importer import import_csv
 
-    result = import_csv(app.engine(), file, app.config.section("fx"))
+    engine = app.engine()
+    try:
+        result = import_csv(engine, file, app.config.section("fx"))
+    except exc.DBAPIError as err:
+        raise DatabaseError(
+            f"nothing imported from {file}: the database refused the write ({_first_line(err)})",
+            hint="check the disk has room and the database (file or server) is writable, then import again",
+        ) from None
     if fmt == "json":
         click.echo(dumps_json(result.__dict__))
         return
@@ -67,6 +84,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
 
     from db.queries import export_rows
     from planner import catalog
+    from planner.errors import PlannerError, UsageError
     from planner.importer import COLUMNS
     from planner.output import to_jsonable
     from planner.providers import canonical_provider
@@ -74,7 +92,13 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]
     engine = app.engine()
-    fh = open(out, "w", encoding="utf-8", newline="") if out else sys.stdout  # noqa: SIM115
+    tmp = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp") if out else None
+    try:
+        fh = open(tmp, "w", encoding="utf-8", newline="") if tmp else sys.stdout  # noqa: SIM115
+    except OSError as err:
+        raise UsageError(
+            f"cannot write {out!r}: {err.strerror}", hint="check that the folder exists and is writable"
+        ) from None
     try:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(COLUMNS)
@@ -87,8 +111,22 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
                 values[8] = values[8].isoformat()
                 writer.writerow(["" if v is None else v for v in values])
                 count += 1
-    finally:
-        if out:
+        if tmp:
             fh.close()
+            os.replace(tmp, out)
+    except OSError as err:
+        raise PlannerError(
+            f"cannot write {out or 'the export'!r}: {err.strerror or err}; nothing was written",
+            hint="check the disk has room",
+        ) from None
+    finally:
+        if tmp:
+            fh.close()
+            tmp.unlink(missing_ok=True)
     if out:
         click.echo(f"Exported {count} price observation(s) to {out}.", err=True)
+
+
+def _first_line(err: Exception) -> str:
+    text = str(getattr(err, "orig", None) or err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -1,0 +1,424 @@
+"""Every provider against every way its server can fail, on SQLite and PostgreSQL.
+
+Network faults go through a real loopback HTTP server (``FaultServer``) that serves the recorded
+replay (``tests/fixtures/raw``) the way the provider would, reached through ``[providers.<name>]
+base_url``, and breaks it: timeouts, connections reset mid-body, 429 with Retry-After, 5xx bursts,
+redirects to a login page, truncated, empty, non-JSON and HTML bodies. Payload faults edit the
+recorded answers: a price field renamed, the list of offers emptied, prices as strings, negative,
+absurd, or a hundred times too high.
+
+What must hold every time:
+
+- a transient fault (one timeout, one reset, a 429 with Retry-After, a burst of 5xx) is retried and
+  the run stores exactly what a clean run stores;
+- a lasting fault or a bad payload ends in a ``failed`` run whose error is one readable line naming
+  the provider and the fault; nothing is stored for that provider today, and yesterday's prices are
+  still there and still the latest (nothing is lost).
+
+``test_refresh_failures.py`` covers connection refused and a few single cases; this file is the matrix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import re
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from db.schema import instances, prices, scrape_runs
+from planner.refresh import RefreshSummary
+from scrapers.base import ScrapeError
+from scrapers.recording import Replayer
+from tests.test_refresh import (
+    EXPECTED_STORED,
+    RAW,
+    age_everything,
+    make_config,
+    outcome,
+    recordings,
+    refresh,
+    replay_copy,
+)
+
+PROVIDERS = list(EXPECTED_STORED)
+TOKEN_ENV = {"AUTODL_TOKEN": "replayed-token"}  # AutoDL was recorded in account mode
+READ_TIMEOUT_S = 0.4
+LOGIN_PAGE = b"<!DOCTYPE html><html><head><title>Log in</title></head><body><form>...</form></body></html>"
+
+
+def _hosts(provider: str) -> list[str]:
+    from urllib.parse import urlsplit
+
+    urls = [json.loads(p.read_text(encoding="utf-8"))["url"] for p in sorted((RAW / provider).glob("*.json"))]
+    return list(dict.fromkeys(urlsplit(u).netloc for u in urls))
+
+
+class FaultServer:
+    """A loopback HTTP server answering as ``provider`` did in the recording, with ``fault`` applied.
+
+    ``fault`` names what to do instead of the recorded answer; ``first`` limits it to the first N
+    requests (None: every request). ``log`` keeps (monotonic time, method, path, what was done).
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        fault: str | None = None,
+        first: int | None = None,
+        retry_after: str = "0",
+        delay_s: float = 0.0,
+    ):
+        self.provider, self.fault, self.first, self.retry_after = provider, fault, first, retry_after
+        self.delay_s = delay_s  # for the "slow" fault: answer correctly, this much later
+        self.hosts = _hosts(provider)
+        self.replayer = Replayer(RAW / provider)
+        self.log: list[tuple[float, str, str, str]] = []
+        self._lock = threading.Lock()
+        self._count = 0
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner._answer(self, b"")
+
+            def do_POST(self) -> None:
+                owner._answer(self, self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a client that gave up on a hanging answer is expected here
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def __enter__(self) -> FaultServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def recorded(self, method: str, path: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        for host in self.hosts:
+            try:
+                resp = self.replayer.serve(method, f"https://{host}{path}", body)
+            except ScrapeError:
+                continue
+            return resp.status, resp.content, dict(resp.headers)
+        return 404, b"<html>404 Not Found</html>", {"Content-Type": "text/html"}
+
+    def _answer(self, handler: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
+        path = handler.path
+        if path.startswith("/login"):
+            self._send(handler, 200, LOGIN_PAGE, {"Content-Type": "text/html"})
+            return
+        with self._lock:
+            self._count += 1
+            faulty = self.fault is not None and (self.first is None or self._count <= self.first)
+        action = self.fault if faulty else "answer"
+        self.log.append((time.monotonic(), handler.command, path, action))
+        status, content, headers = self.recorded(handler.command, path, body)
+        if action == "slow":
+            time.sleep(self.delay_s)
+            action = "answer"
+        if action == "answer":
+            self._send(handler, status, content, headers)
+        elif action == "timeout":
+            time.sleep(READ_TIMEOUT_S * 4)  # the client has given up by now
+            handler.close_connection = True
+        elif action == "reset":
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(content)))
+            handler.end_headers()
+            handler.wfile.write(content[: len(content) // 2])
+            handler.wfile.flush()
+            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            handler.connection.close()  # RST, mid-body
+            handler.close_connection = True
+        elif action == "429":
+            self._send(handler, 429, b"Too Many Requests", {"Retry-After": self.retry_after})
+        elif action in ("500", "503"):
+            self._send(handler, int(action), b"<html><body>Internal Server Error</body></html>", {})
+        elif action == "redirect":
+            self._send(handler, 302, b"", {"Location": "/login?next=" + path.split("?")[0]})
+        elif action == "truncated":
+            self._send(handler, 200, content[: max(1, len(content) // 3)], headers)
+        elif action == "text":
+            self._send(
+                handler, 200, b"Service temporarily unavailable, please retry", {"Content-Type": "text/plain"}
+            )
+        elif action == "html":
+            self._send(
+                handler, 200, LOGIN_PAGE.replace(b"Log in", b"Maintenance"), {"Content-Type": "text/html"}
+            )
+        elif action == "empty":
+            self._send(handler, 200, b"", headers)
+        else:
+            raise AssertionError(action)
+
+    @staticmethod
+    def _send(
+        handler: http.server.BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]
+    ) -> None:
+        handler.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "date", "server"):
+                handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+
+def live_config(tmp_path: Path, provider: str, base_url: str, retries: int):
+    config = make_config(tmp_path, providers={provider: {"base_url": base_url}})
+    config.data["http"].update(
+        retries=retries, backoff_s=0.0, read_timeout_s=READ_TIMEOUT_S, connect_timeout_s=1
+    )
+    return config
+
+
+def stored_rows(engine, provider: str) -> set[tuple]:
+    """Every stored price of ``provider`` as (region, instance, billing, day, price)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                instances.c.region,
+                instances.c.instance_type,
+                prices.c.billing,
+                prices.c.observed_on,
+                prices.c.price,
+            )
+            .select_from(prices.join(instances, instances.c.id == prices.c.instance_id))
+            .where(instances.c.provider == provider)
+        )
+        return {tuple(r) for r in rows}
+
+
+@contextlib.contextmanager
+def yesterday_then(engine, tmp_path: Path, provider: str) -> Iterator[set[tuple]]:
+    """Yesterday's good refresh of ``provider``; after the block, those prices must all be there."""
+    assert refresh(engine, tmp_path, from_raw=RAW, providers=[provider]).exit_code == 0
+    age_everything(engine)
+    before = stored_rows(engine, provider)
+    assert len(before) == EXPECTED_STORED[provider]
+    yield before
+    assert before <= stored_rows(engine, provider), "a price stored before the fault is gone"
+
+
+def assert_failed_readably(
+    summary: RefreshSummary, engine, provider: str, before: set[tuple], pattern: str
+) -> None:
+    failed = outcome(summary, provider)
+    error = failed.error or ""
+    assert failed.status == "failed" and summary.exit_code == 1, (failed.status, error)
+    assert re.search(pattern, error), error
+    assert "\n" not in error and "Traceback" not in error and len(error) < 1000, error
+    assert provider in error.lower(), error
+    assert (failed.stored, failed.changed) == (0, 0)
+    assert stored_rows(engine, provider) == before  # nothing of tonight's answers was stored
+    with engine.connect() as conn:
+        run = conn.execute(select(scrape_runs).where(scrape_runs.c.id == failed.run_id)).mappings().one()
+        per_run = conn.execute(select(func.count()).where(prices.c.run_id == failed.run_id)).scalar_one()
+    assert (run["status"], run["prices_stored"], per_run) == ("failed", 0, 0)
+    assert run["error"] == error and run["finished_at"] is not None
+
+
+# --- network faults ---------------------------------------------------------------------------------
+
+# A network fault never reaches the database, so the matrix runs on SQLite in the fast group and on
+# PostgreSQL in the slow one.
+BOTH_BACKENDS_SLOW_PG = pytest.mark.parametrize(
+    "db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
+)
+
+# fault -> requests it hits, Retry-After, what the error says when it never stops
+TRANSIENT = {
+    "timeout": 1,  # one answer never comes; the retry gets it
+    "reset": 1,  # the connection is reset half-way through the body
+    "429": 1,  # "Too Many Requests, retry after 1 s"
+    "503": 2,  # a burst of two 503s
+}
+LASTING = {
+    "timeout": r"failed after 2 attempts: (ReadTimeout|ConnectionError)",
+    "reset": r"failed after 2 attempts: (ChunkedEncodingError|ConnectionError)",
+    "429": r"returned HTTP 429 after 2 attempts",
+    "500": r"returned HTTP 500 after 2 attempts",
+    "redirect": r"not (return )?JSON",  # a login page, reached by following the redirect
+    "truncated": r"not (return )?JSON",
+    "text": r"not (return )?JSON",
+    "html": r"not (return )?JSON",
+    "empty": r"not (return )?JSON",
+}
+
+
+@BOTH_BACKENDS_SLOW_PG
+@pytest.mark.parametrize("fault", sorted(TRANSIENT))
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_transient_network_fault_is_retried_and_nothing_is_lost(engine, tmp_path, provider, fault):
+    with yesterday_then(engine, tmp_path, provider) as before:
+        retry_after = "1" if fault == "429" else "0"
+        with FaultServer(provider, fault, first=TRANSIENT[fault], retry_after=retry_after) as server:
+            config = live_config(tmp_path, provider, server.base_url, retries=2)
+            summary = refresh(engine, tmp_path, config, providers=[provider], env=TOKEN_ENV)
+        result = outcome(summary, provider)
+        assert (result.status, result.stored) == ("ok", EXPECTED_STORED[provider]), result.error
+        assert len(stored_rows(engine, provider)) == len(before) + EXPECTED_STORED[provider]
+        faulted = [entry for entry in server.log if entry[3] != "answer"]
+        assert len(faulted) == TRANSIENT[fault]
+        retried = [e for e in server.log if e[1:3] == faulted[0][1:3] and e[3] == "answer"]
+        assert retried, "the faulted request was never asked again"
+        if fault == "429":
+            assert retried[0][0] - faulted[0][0] >= 0.95  # Retry-After: 1 was honoured
+
+
+@BOTH_BACKENDS_SLOW_PG
+@pytest.mark.parametrize("fault", sorted(LASTING))
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_lasting_network_fault_fails_the_run_readably_and_keeps_the_last_good_prices(
+    engine, tmp_path, provider, fault
+):
+    with yesterday_then(engine, tmp_path, provider) as before:
+        with FaultServer(provider, fault) as server:
+            config = live_config(tmp_path, provider, server.base_url, retries=1)
+            summary = refresh(engine, tmp_path, config, providers=[provider], env=TOKEN_ENV)
+        assert_failed_readably(summary, engine, provider, before, LASTING[fault])
+
+
+# --- payload faults -------------------------------------------------------------------------------
+
+# provider -> (the recorded answers carrying prices, the price fields, the list of offers)
+PRICED = {
+    "aliyun": ("instancePrice.json", re.compile(r"^price$"), "pricingInfo"),
+    "tencent": ("/cgi/api", re.compile(r"^(UnitPrice|OriginalPrice|DiscountPrice)"), "InstanceTypeQuotaSet"),
+    "volcengine": ("trade/price", re.compile(r"^Price$"), "PriceInfoList"),
+    "autodl": ("machine/search", re.compile(r"^(payg_price|current_price)$"), "list"),
+}
+
+
+def _walk(node: Any, visit: Callable[[dict], None]) -> None:
+    if isinstance(node, dict):
+        visit(node)
+        for value in list(node.values()):
+            _walk(value, visit)
+    elif isinstance(node, list):
+        for value in node:
+            _walk(value, visit)
+
+
+def _prices(transform: Callable[[Any], Any]) -> Callable[[str, Any], None]:
+    def mutate(provider: str, doc: Any) -> None:
+        field = PRICED[provider][1]
+
+        def visit(node: dict) -> None:
+            for key, value in list(node.items()):
+                number = not isinstance(value, bool) and isinstance(value, int | float | str)
+                if field.search(key) and number and float(value) != 0:
+                    node[key] = transform(value)
+
+        _walk(doc, visit)
+
+    return mutate
+
+
+def _rename_price(provider: str, doc: Any) -> None:
+    field = PRICED[provider][1]
+
+    def visit(node: dict) -> None:
+        for key in [k for k in node if field.search(k)]:
+            node[key + "_v2"] = node.pop(key)
+
+    _walk(doc, visit)
+
+
+def _empty_list(provider: str, doc: Any) -> None:
+    name = PRICED[provider][2]
+
+    def visit(node: dict) -> None:
+        if name in node:
+            node[name] = type(node[name])()
+        if "result_total" in node:
+            node["result_total"] = 0
+
+    _walk(doc, visit)
+
+
+def _same_type(old: Any, number: float) -> Any:
+    if isinstance(old, str):
+        return f"{number:.4f}"
+    return int(number) if isinstance(old, int) else number
+
+
+PAYLOADS: dict[str, Callable[[str, Any], None]] = {
+    "price field renamed": _rename_price,
+    "offer list emptied": _empty_list,
+    "prices as numeric strings": _prices(lambda v: str(v)),
+    "prices as words": _prices(lambda v: "面议"),  # "price on request"
+    "prices negative": _prices(lambda v: _same_type(v, -abs(float(v)))),
+    "prices null": _prices(lambda v: None),
+    "prices absurd (x1e6)": _prices(lambda v: _same_type(v, float(v) * 1e6)),
+    "prices x100 (a unit change)": _prices(lambda v: _same_type(v, float(v) * 100)),
+}
+# Aliyun's price file and Volcengine's calculator state prices as strings: for them that is no fault.
+STRINGS_ARE_NATIVE = {"aliyun", "volcengine"}
+
+
+def break_payload(folder: Path, provider: str, mutation: str) -> None:
+    for body in recordings(folder, provider, PRICED[provider][0]):
+        doc = json.loads(body.read_bytes())
+        PAYLOADS[mutation](provider, doc)
+        body.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+
+
+@pytest.mark.parametrize("mutation", list(PAYLOADS))
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_bad_payload_stores_nothing_and_fails_readably(engine, tmp_path, provider, mutation):
+    with yesterday_then(engine, tmp_path, provider) as before:
+        folder = replay_copy(tmp_path)
+        break_payload(folder, provider, mutation)
+        summary = refresh(engine, tmp_path, from_raw=folder, providers=[provider])
+        if mutation == "prices as numeric strings" and provider in STRINGS_ARE_NATIVE:
+            result = outcome(summary, provider)
+            assert (result.status, result.stored) == ("ok", EXPECTED_STORED[provider])
+            return
+        pattern = {
+            "offer list emptied": r"returned no offers, where its last good refresh \(\d{4}-\d\d-\d\d\) returned \d+",
+            "prices x100 (a unit change)": r"moved more than tenfold at once|absurd",
+        }.get(mutation, r"\w")
+        assert_failed_readably(summary, engine, provider, before, pattern)
+
+
+def test_the_fault_server_serves_a_clean_night_like_the_replay(engine, tmp_path):
+    """The real part behind the matrix: all four providers over loopback HTTP store what the replay does."""
+    servers = [FaultServer(p) for p in PROVIDERS]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+        config = make_config(tmp_path, providers={s.provider: {"base_url": s.base_url} for s in servers})
+        summary = refresh(engine, tmp_path, config, env=TOKEN_ENV)
+    assert {o.provider: (o.status, o.stored) for o in summary.outcomes} == {
+        p: ("ok", n) for p, n in EXPECTED_STORED.items()
+    }
+    assert all(e[3] == "answer" for s in servers for e in s.log)
+    assert sum(len(s.log) for s in servers) == sum(len(list((RAW / p).glob("*.json"))) for p in PROVIDERS)

@@ -1,0 +1,284 @@
+"""Secrets never leave the process: provider keys, the AutoDL token and the SMTP password are set to
+recognisable values, every provider runs in account mode against a loopback server that echoes what
+it is sent back into its answers and errors (placed so that a secret straddles the point where an error
+snippet is cut), and then everything a night writes is scanned: standard output and error of every
+command, the log file, the ``--save-raw`` folder, the report CSVs, the e-mail as delivered, and the
+database (its bytes on SQLite, every row on PostgreSQL).
+
+A secret counts as leaked if any ten consecutive characters of it show up, so a half-cut token is a
+leak too.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from aiosmtpd.smtp import AuthResult, LoginPassword
+from sqlalchemy import MetaData, create_engine, select
+
+from scrapers.base import ScrapeError
+from scrapers.recording import Replayer
+from tests.test_email import Recorder, certificate, server_context, smtp_server  # noqa: F401 - a fixture
+from tests.test_refresh import RAW
+
+SECRETS = {
+    "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tQx7Jm2Rk9WvN3pZa",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "Hq8sV2nLc4XyT7bE1rKp9MdW3zFu6G",
+    "TENCENTCLOUD_SECRET_ID": "AKIDz8krbsJ5yKBZQpn74WFkmLPx3EXAMPL",
+    "TENCENTCLOUD_SECRET_KEY": "Gu5t9xGARNpq86cd98joQYCN3EXAMPLEk",
+    "VOLCENGINE_ACCESS_KEY": "AKLTMjI2ODVlYzI3ZGY1NDU5ZmE3Nz",
+    "VOLCENGINE_SECRET_KEY": "TVRJeU1qVmhaV0UwWWpnME5HRmpZMk0=",
+    "AUTODL_TOKEN": "eyJhbGciOiJIUzI1NiJ9.eyJ1aWQiOjQyfQ.Zm9vYmFyYmF6cXV4",
+    "PLANNER_SMTP_PASSWORD": "Smtp-Pa55word-9f3K2q",
+}
+WINDOW = 10  # this many consecutive characters of a secret anywhere is a leak
+SNIPPET_CUT = 160  # where scrapers/http.py cuts an error body (a secret straddling it must not survive)
+
+
+def leaks(text: str) -> list[str]:
+    """The names of the secrets of which some WINDOW-long piece (or its URL-encoding) is in ``text``."""
+    found = []
+    for name, secret in SECRETS.items():
+        pieces = {secret[i : i + WINDOW] for i in range(len(secret) - WINDOW + 1)}
+        pieces |= {quote(secret, safe="")}
+        if any(piece in text for piece in pieces):
+            found.append(name)
+    return found
+
+
+class EchoServer:
+    """Answers the recorded public requests as recorded, so every flow reaches its signed calls; any
+    request carrying an Authorization header is answered with that header echoed back, alternately as
+    a 403 whose text puts the secret across the snippet cut, and as a 200 JSON body."""
+
+    def __init__(self) -> None:
+        self.replayers = {p.name: Replayer(p) for p in RAW.iterdir() if p.is_dir()}
+        self.hosts = sorted(
+            {json.loads(s.read_text(encoding="utf-8"))["url"].split("/")[2] for s in RAW.glob("*/*.json")}
+        )
+        self.count = 0
+        self.authorized: list[str] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner.answer(self, b"")
+
+            def do_POST(self) -> None:
+                owner.answer(self, self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, handler: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
+        auth = handler.headers.get("Authorization")
+        if auth:
+            self.authorized.append(auth)
+            self.count += 1
+            at = min((auth.find(s) for s in SECRETS.values() if s in auth), default=0)
+            if self.count % 3 != 0:
+                # The secret starts WINDOW + 2 characters before the point where an error quotes no more
+                # of the answer (160 for an HTTP error, 80 for a body that is not JSON): cut first and
+                # scrub after, and a recognisable piece of it survives.
+                status, cut = (403, SNIPPET_CUT) if self.count % 3 == 1 else (200, 80)
+                pad = "." * max(0, cut - len("denied for ") - at - (WINDOW + 2))
+                self.send(handler, status, f"{pad}denied for {auth} at {handler.path}".encode(), "text/plain")
+            else:
+                echo = {
+                    "echo": dict(handler.headers),
+                    "path": handler.path,
+                    "body": body.decode("utf-8", "replace"),
+                }
+                self.send(handler, 200, json.dumps(echo).encode(), "application/json")
+            return
+        for replayer in self.replayers.values():
+            for host in self.hosts:
+                try:
+                    resp = replayer.serve(handler.command, f"https://{host}{handler.path}", body)
+                except ScrapeError:
+                    continue
+                self.send(
+                    handler, resp.status, resp.content, resp.headers.get("content-type", "application/json")
+                )
+                return
+        self.send(handler, 404, b"not found", "text/plain")
+
+    @staticmethod
+    def send(
+        handler: http.server.BaseHTTPRequestHandler, status: int, body: bytes, content_type: str
+    ) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+
+@pytest.fixture
+def echo_server():
+    server = EchoServer()
+    yield server
+    server.close()
+
+
+def authenticator(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN201 - aiosmtpd hook
+    ok = auth_data == LoginPassword(b"planner", SECRETS["PLANNER_SMTP_PASSWORD"].encode())
+    return AuthResult(success=ok, handled=False)
+
+
+def night_config(tmp_path: Path, base_url: str, smtp_port: int) -> Path:
+    lines = [
+        "[http]",
+        "retries = 0",
+        "backoff_s = 0.0",
+        "read_timeout_s = 5",
+        "[schedule]",
+        f"log_file = '{tmp_path / 'logs' / 'planner.log'}'",
+        "email = true",
+        "[report]",
+        f"out_dir = '{tmp_path / 'nightly'}'",
+        "[email]",
+        "smtp_host = '127.0.0.1'",
+        f"smtp_port = {smtp_port}",
+        "starttls = true",
+        "username = 'planner'",
+        "sender = 'planner@example.com'",
+        "recipients = ['ml@example.com']",
+    ]
+    for provider in ("aliyun", "tencent", "volcengine", "autodl"):
+        lines += [f"[providers.{provider}]", f"base_url = '{base_url}'", "min_interval_s = 0.0"]
+    # one region each is enough to reach every signed call (Aliyun asks for spot prices per instance type)
+    lines[lines.index("[providers.aliyun]") + 1 : lines.index("[providers.aliyun]") + 1] = [
+        "regions = ['cn-beijing']"
+    ]
+    lines[lines.index("[providers.tencent]") + 1 : lines.index("[providers.tencent]") + 1] = [
+        "regions = ['ap-beijing']"
+    ]
+    path = tmp_path / "night.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def database_text(db_url: str) -> str:
+    """Every row of every table, as text (and, for a SQLite file, its raw bytes with the WAL)."""
+    engine = create_engine(db_url)
+    metadata = MetaData()
+    metadata.reflect(engine)
+    parts = []
+    with engine.connect() as conn:
+        for table in metadata.sorted_tables:
+            parts += [repr(tuple(row)) for row in conn.execute(select(table))]
+    engine.dispose()
+    if db_url.startswith("sqlite:///"):
+        path = Path(db_url.removeprefix("sqlite:///"))
+        for file in path.parent.glob(path.name + "*"):
+            parts.append(file.read_bytes().decode("latin-1"))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize(
+    "db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)], indirect=True
+)
+def test_no_secret_reaches_output_logs_raw_files_reports_mail_or_the_database(
+    run_cli,
+    db_url,
+    tmp_path,
+    monkeypatch,
+    echo_server,
+    certificate,  # noqa: F811
+):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    handler = Recorder()
+    written: dict[str, str] = {}
+    with smtp_server(
+        handler, tls_context=server_context(certificate), require_starttls=True, authenticator=authenticator
+    ) as port:
+        config = str(night_config(tmp_path, echo_server.base_url, port))
+        commands = {
+            "refresh --save-raw": ["refresh", "--save-raw", str(tmp_path / "raw"), "--format", "json"],
+            "runs": ["runs"],
+            "runs json": ["runs", "--format", "json", "--limit", "100"],
+            "providers": ["providers"],
+            "providers json": ["providers", "--format", "json"],
+            "prices": ["prices", "--format", "csv"],
+            "report": ["report", "--out", str(tmp_path / "reports"), "--email", "ops@example.com"],
+            "schedule": ["schedule", "--once"],
+        }
+        for label, args in commands.items():
+            result = run_cli("--config", config, *args)
+            assert "Traceback" not in result.output, (label, result.output)
+            written[f"{label}: stdout"] = result.stdout
+            written[f"{label}: stderr"] = result.stderr
+    # the flows did reach the signed calls and sent every provider's credentials to the server
+    sent = "\n".join(echo_server.authorized)
+    for name in (
+        "ALIBABA_CLOUD_ACCESS_KEY_ID",
+        "TENCENTCLOUD_SECRET_ID",
+        "VOLCENGINE_ACCESS_KEY",
+        "AUTODL_TOKEN",
+    ):
+        assert SECRETS[name] in sent, f"{name} was never used: the test would prove nothing about it"
+    assert len(handler.messages) == 2, "the report and the nightly job each sent one e-mail"
+    files = [
+        p
+        for folder in ("raw", "reports", "nightly", "logs")
+        for p in (tmp_path / folder).rglob("*")
+        if p.is_file()
+    ]
+    assert any(p.suffix == ".body" for p in files) and any(p.suffix == ".csv" for p in files)
+    assert any(p.name.startswith("planner.log") for p in files)
+    for path in files:
+        written[str(path.relative_to(tmp_path))] = path.read_bytes().decode("utf-8", "replace")
+    for index, (_, _, raw) in enumerate(handler.messages):
+        written[f"e-mail {index}"] = raw.decode("utf-8", "replace")
+    written["database"] = database_text(db_url)
+    leaked = {where: leaks(text) for where, text in written.items() if leaks(text)}
+    assert not leaked, leaked
+    # and the failures were reported, just without the secrets
+    assert (
+        "returned HTTP 403" in written["refresh --save-raw: stdout"] + written["refresh --save-raw: stderr"]
+    )
+
+
+def test_an_smtp_server_echoing_the_password_does_not_leak_it(run_cli, tmp_path, monkeypatch, certificate):  # noqa: F811
+    password = SECRETS["PLANNER_SMTP_PASSWORD"]
+    monkeypatch.setenv("PLANNER_SMTP_PASSWORD", password)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    monkeypatch.setattr("reports.mail.pause", lambda s: None)
+
+    def echoing(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN202
+        return AuthResult(success=False, handled=False, message=f"535 5.7.8 password {password} rejected")
+
+    with smtp_server(
+        Recorder(), tls_context=server_context(certificate), require_starttls=True, authenticator=echoing
+    ) as port:
+        config = night_config(tmp_path, "http://127.0.0.1:9", port)
+        result = run_cli(
+            "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
+        )
+    assert result.exit_code == 1 and "refused the login" in result.stderr
+    assert not leaks(result.output), result.output
