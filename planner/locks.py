@@ -125,11 +125,17 @@ def _file_lock(path: Path, holder: str, wait_s: float, sleep: Callable[[float], 
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _read_holder(path: Path) -> str:
-    try:
-        text_ = path.read_text(encoding="utf-8").strip()
-    except OSError:
-        text_ = ""
+def _read_holder(path: Path, attempts: int = 20) -> str:
+    """Who holds the lock, as its holder wrote it. The holder writes its name just after taking the
+    lock, so a process that lost the race by a hair may read an empty file: look again briefly."""
+    for attempt in range(attempts):
+        try:
+            text_ = path.read_text(encoding="utf-8").strip()
+        except OSError:
+            text_ = ""
+        if text_ or attempt == attempts - 1:
+            break
+        time.sleep(0.05)
     return text_ or "holder unknown"
 
 
