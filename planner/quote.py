@@ -380,8 +380,14 @@ def _with_history(conn: Connection, options: list[Option], days: int) -> list[Op
         return options
     from db import queries
 
-    oldest = min(o.observed_at for o in options).date() - dt.timedelta(days=days)
-    recent = queries.recent_prices(conn, [(o.instance_id, o.billing) for o in options], oldest)
+    # One bounded query per distinct observation day (after a nightly refresh, nearly always one):
+    # a single stale option must not pull years of history for all the others.
+    recent: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {}
+    by_day: dict[dt.date, list[tuple[int, str]]] = {}
+    for o in options:
+        by_day.setdefault(o.observed_at.date(), []).append((o.instance_id, o.billing))
+    for last_day, keys in by_day.items():
+        recent.update(queries.recent_prices(conn, keys, last_day - dt.timedelta(days=days)))
     out = []
     for option in options:
         last_day = option.observed_at.date()

@@ -16,24 +16,12 @@ from db import store
 from db.schema import instances, prices, scrape_runs
 from planner import importer
 from planner.config import load_config
+from planner.importer import COLUMNS as IMPORT_COLUMNS
 from planner.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = {**load_config(env={}).section("fx"), "USD": 7.2}
-COLUMNS = [
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_model",
-    "gpu_count",
-    "billing",
-    "price",
-    "currency",
-    "observed_at",
-    "vcpus",
-    "memory_gb",
-    "source",
-]
+COLUMNS = list(IMPORT_COLUMNS)  # the import format, from its one definition
 
 
 def history(days: int = 12) -> list[dict[str, object]]:

@@ -226,3 +226,18 @@ def test_unknown_names_suggest_near_ones():
     with pytest.raises(UnknownNameError) as err:
         validate(QuoteRequest(gpu="A100", hours=1, providers=("tencnet",)))
     assert err.value.suggestions[0] == "tencent"
+
+
+def test_each_option_gets_history_from_its_own_window(engine, tmp_path):
+    """A stale option and a fresh one: each is summarised over the 30 days before its own latest day."""
+    rows = [price_row(price=str(p), observed_at=f"2026-10-{d:02d}") for d, p in [(1, 30), (20, 20)]]
+    rows += [
+        price_row(instance_type="OLD", price=str(p), observed_at=day)
+        for day, p in [("2024-01-01", 50), ("2024-01-10", 40), ("2024-03-01", 45)]
+    ]
+    load(engine, tmp_path, rows)
+    options = {o.instance_type: o for o in run(engine, gpu="A100", hours=10).options}
+    assert options["GT4.4XLARGE96"].history.observations == 2
+    old = options["OLD"]
+    assert old.unit_price == Decimal(45)
+    assert old.history is None  # the only observation within 30 days of 2024-03-01 is itself
