@@ -10,7 +10,11 @@ Rules (the product's, tested in tests/test_quote.py):
 - availability (Tencent/Aliyun sold out, AutoDL idle GPUs) is shown where the provider stated it, from
   its latest refresh; the recommendation is the cheapest option not sold out (all options stay listed);
 - a marketplace's price (AutoDL) is its cheapest listing for that GPU and region, one GPU per
-  "instance"; its median listing rides along as ``median_unit_price``, never as an option of its own.
+  "instance"; its median listing rides along as ``median_unit_price``, never as an option of its own;
+- the price basis (``latest`` by default) may be the 30-day ``median`` or ``min`` of each option's own
+  prices (``planner.recent``); an option with fewer than two observations in its window is costed on its
+  latest price and says so (``price_basis``). Every option shown carries its 30-day min / median / max
+  and trend where it has that history.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from planner.billing import (
 from planner.errors import UsageError
 from planner.normalize import fx_rate
 from planner.providers import canonical_provider
+from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis, recent_prices
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -60,16 +65,8 @@ class QuoteRequest:
     billing: tuple[str, ...] = ()
     top: int | None = None
     include_variants: bool = False
-    history_days: int = 30
-
-
-@dataclass(frozen=True)
-class History:
-    days: int
-    observations: int
-    min: Decimal
-    median: Decimal
-    max: Decimal
+    history_days: int = HISTORY_DAYS
+    price_basis: str = LATEST  # "latest", or the window's "median" or "min"
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,7 @@ class Option:
     instances: int
     idle_gpus: float
     billing: str
-    unit_price: Decimal
+    unit_price: Decimal  # the price costed: the latest, or the basis below
     unit: str
     currency: str
     units_paid: Decimal
@@ -95,7 +92,9 @@ class Option:
     gpu_note: str | None = None
     interruptible: bool = False
     subscription_breakeven_hours_per_month: Decimal | None = None
-    history: History | None = None
+    history: Recent | None = None  # the unit price over the window before observed_at, where known
+    price_basis: str = LATEST  # what unit_price is; "latest" where the window has too few prices
+    latest_unit_price: Decimal | None = None  # the latest price, when unit_price is another basis
     instance_id: int = field(default=0, compare=False)
     # What the provider last said about stock (None: it did not say). Not to be confused with
     # ``idle_gpus`` above: the GPUs of the paid instances this job leaves unused.
@@ -115,6 +114,10 @@ class Option:
             "idle_gpus": self.idle_gpus,
             "billing": self.billing,
             "unit_price": self.unit_price,
+            "price_basis": self.price_basis,
+            "latest_unit_price": self.latest_unit_price
+            if self.latest_unit_price is not None
+            else self.unit_price,
             "unit": self.unit,
             "currency": self.currency,
             "units_paid": self.units_paid,
@@ -130,15 +133,9 @@ class Option:
             "median_unit_price": self.median_unit_price,
             "availability": self.availability.to_dict() if self.availability else None,
             "unavailable": self.unavailable,
+            "trend": self.history.trend if self.history else None,
+            "history": self.history.to_dict() if self.history else None,
         }
-        if self.history:
-            out["history"] = {
-                "days": self.history.days,
-                "observations": self.history.observations,
-                "min": self.history.min,
-                "median": self.history.median,
-                "max": self.history.max,
-            }
         return out
 
 
@@ -178,6 +175,8 @@ class Quote:
                 "regions": list(r.regions),
                 "billing": list(r.billing),
                 "top": r.top,
+                "price_basis": r.price_basis,
+                "history_days": r.history_days,
             },
             "as_of": self.as_of.isoformat() if self.as_of else None,
             "from_snapshot": self.from_snapshot,
@@ -220,6 +219,7 @@ def validate(request: QuoteRequest) -> tuple[QuoteRequest, int]:
         top=request.top,
         include_variants=request.include_variants,
         history_days=request.history_days,
+        price_basis=check_basis(request.price_basis),
     )
     return canonical, days
 
@@ -239,21 +239,29 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         billing=request.billing or None,
     )
     wanted_modes = set(request.billing)
+    rows = [r for r in rows if (r.billing != SPOT or SPOT in wanted_modes) and r.gpu_count >= 1]
+    # A vGPU slice (gpu_count < 1) cannot hold one whole GPU's job. On a median or min basis the
+    # history decides the price, so it is read for every row; on the latest, only for the options shown.
+    on_history = request.price_basis != LATEST
+    recent = recent_prices(conn, rows, request.history_days) if on_history else {}
     by_instance: dict[int, list[Option]] = {}
     hourly_by_instance: dict[int, Decimal] = {}
     monthly_by_instance: dict[int, Decimal] = {}
     for row in rows:
-        if row.billing == SPOT and SPOT not in wanted_modes:
-            continue
-        if row.gpu_count < 1:
-            continue  # a vGPU slice cannot hold one whole GPU's job
-        option = _cost(row, request, days, fx, variant_of.get(row.gpu_model, False))
+        option = _cost(
+            row,
+            request,
+            days,
+            fx,
+            variant_of.get(row.gpu_model, False),
+            recent.get((row.instance_id, row.billing)),
+        )
         by_instance.setdefault(row.instance_id, []).append(option)
         rate = fx_rate(row.currency, fx)
         if row.billing == ON_DEMAND:
-            hourly_by_instance[row.instance_id] = row.price * rate
+            hourly_by_instance[row.instance_id] = option.unit_price * rate
         elif row.billing == MONTHLY:
-            monthly_by_instance[row.instance_id] = row.price * rate
+            monthly_by_instance[row.instance_id] = option.unit_price * rate
     best: list[Option] = []
     for iid, options in by_instance.items():
         cheapest = min(options, key=_sort_key)
@@ -265,7 +273,9 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     considered = len(best)
     if request.top:
         best = best[: request.top]
-    best = _with_history(conn, best, request.history_days)
+    if not on_history:
+        recent = recent_prices(conn, best, request.history_days)
+        best = [_replace(o, history=recent.get((o.instance_id, o.billing))) for o in best]
     best = _with_availability(conn, best, request.gpus)
     return Quote(
         request=request,
@@ -278,16 +288,25 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
 
 
 def _cost(
-    row: LatestPrice, request: QuoteRequest, days: int, fx: Mapping[str, object], is_variant: bool
+    row: LatestPrice,
+    request: QuoteRequest,
+    days: int,
+    fx: Mapping[str, object],
+    is_variant: bool,
+    recent: Recent | None = None,
 ) -> Option:
+    """The job on instances of ``row``, at the request's price basis where ``recent`` allows it."""
     instances = math.ceil(request.gpus / row.gpu_count)
     hours = Decimal(str(request.hours))
+    basis = request.price_basis if recent is not None else LATEST
+    price = recent.price(basis) if recent is not None else row.price
     if row.billing in HOURLY_MODES:
         units = hours
-        per_instance = tiered_cost(row.price, _tiers(row.tiers), hours)
+        # Tencent's tier steps keep their ratio to the base price on every basis.
+        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
     else:
         units = Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
-        per_instance = row.price * units
+        per_instance = price * units
     total = per_instance * instances * fx_rate(row.currency, fx)
     return Option(
         provider=row.provider,
@@ -298,7 +317,7 @@ def _cost(
         instances=instances,
         idle_gpus=instances * row.gpu_count - request.gpus,
         billing=row.billing,
-        unit_price=row.price,
+        unit_price=price,
         unit=row.unit,
         currency=row.currency,
         units_paid=units,
@@ -310,6 +329,9 @@ def _cost(
         is_variant=is_variant,
         gpu_note=row.gpu_note,
         interruptible=row.billing == SPOT,
+        history=recent,
+        price_basis=basis,
+        latest_unit_price=row.price,
         instance_id=row.instance_id,
         median_unit_price=row.median_price,
     )
@@ -331,10 +353,11 @@ def tiered_cost(base_price: Decimal, tiers: Sequence[tuple[int, Decimal]], hours
     return total
 
 
-def _tiers(text: str | None) -> list[tuple[int, Decimal]]:
+def tiers_of(text: str | None, scale: Decimal = Decimal(1)) -> list[tuple[int, Decimal]]:
+    """Stored tiers ``[[from_hour, "price"], ...]`` (``planner.normalize``), each price times ``scale``."""
     if not text:
         return []
-    return [(int(h), Decimal(str(p))) for h, p in json.loads(text)]
+    return [(int(h), Decimal(str(p)) * scale) for h, p in json.loads(text)]
 
 
 def _sort_key(option: Option) -> tuple:
@@ -372,45 +395,3 @@ def _with_availability(conn: Connection, options: list[Option], gpus: int) -> li
             )
         out.append(option)
     return out
-
-
-def _with_history(conn: Connection, options: list[Option], days: int) -> list[Option]:
-    """Attach min/median/max of the unit price over the ``days`` before each option's observation."""
-    if not options or days <= 0:
-        return options
-    from db import queries
-
-    # One bounded query per distinct observation day (after a nightly refresh, nearly always one):
-    # a single stale option must not pull years of history for all the others.
-    recent: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {}
-    by_day: dict[dt.date, list[tuple[int, str]]] = {}
-    for o in options:
-        by_day.setdefault(o.observed_at.date(), []).append((o.instance_id, o.billing))
-    for last_day, keys in by_day.items():
-        recent.update(queries.recent_prices(conn, keys, last_day - dt.timedelta(days=days)))
-    out = []
-    for option in options:
-        last_day = option.observed_at.date()
-        values = [
-            price
-            for day, price in recent.get((option.instance_id, option.billing), [])
-            if last_day - dt.timedelta(days=days) <= day <= last_day
-        ]
-        if len(values) >= 2:
-            history = History(
-                days=days,
-                observations=len(values),
-                min=min(values),
-                median=Decimal(str(_median(values))),
-                max=max(values),
-            )
-            option = _replace(option, history=history)
-        out.append(option)
-    return out
-
-
-def _median(values: list[Decimal]) -> Decimal:
-    """statistics.median, without importing statistics (and fractions) into every quote."""
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

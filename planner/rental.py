@@ -15,10 +15,8 @@ Price history is read only for the rows asked about, over a 30-day window, in bo
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
-import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -28,7 +26,11 @@ from planner.billing import DAYS_PER_PERIOD, HOURLY_MODES, HOURS_PER_DAY, SPOT, 
 from planner.errors import UsageError
 from planner.normalize import fx_rate
 from planner.providers import canonical_provider
-from planner.quote import MAX_HOURS, tiered_cost
+from planner.quote import MAX_HOURS, tiered_cost, tiers_of
+from planner.recent import HISTORY_DAYS as HISTORY_DAYS  # re-exported: plan and tco read history here
+from planner.recent import PRICE_BASES as PRICE_BASES
+from planner.recent import Recent, check_basis
+from planner.recent import recent_prices as recent_prices
 from planner.tco import TcoResult, tco
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,43 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from db.queries import Availability, LatestPrice
     from planner.catalog import GpuModel
 
-PRICE_BASES: tuple[str, ...] = ("latest", "median", "min")
-
-HISTORY_DAYS = 30
-TREND_THRESHOLD = Decimal("0.02")  # a move under 2% over the window is "flat"
 CENTS = Decimal("0.01")
-
-
-@dataclass(frozen=True)
-class Recent:
-    """The unit price of one instance and billing mode over the ``days`` before its latest observation."""
-
-    days: int
-    observations: int
-    min: Decimal
-    median: Decimal
-    max: Decimal
-    first: Decimal
-    last: Decimal
-
-    @property
-    def trend(self) -> str:
-        """``up``, ``down`` or ``flat``: the last price against the first of the window (±2%)."""
-        change = (self.last - self.first) / self.first
-        return "up" if change > TREND_THRESHOLD else "down" if change < -TREND_THRESHOLD else "flat"
-
-    def price(self, basis: str) -> Decimal:
-        return {"latest": self.last, "median": self.median, "min": self.min}[basis]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "days": self.days,
-            "observations": self.observations,
-            "min": self.min,
-            "median": self.median,
-            "max": self.max,
-            "trend": self.trend,
-        }
 
 
 @dataclass(frozen=True)
@@ -162,7 +128,7 @@ def rental_cost(
     days = math.ceil(hours_f / HOURS_PER_DAY)
     if row.billing in HOURLY_MODES:
         units = hours
-        per_instance = tiered_cost(price, _tiers(row.tiers, price / row.price), hours)
+        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
     else:
         units = Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
         per_instance = price * units
@@ -196,13 +162,6 @@ def rental_cost(
     )
 
 
-def _tiers(text: str | None, scale: Decimal) -> list[tuple[int, Decimal]]:
-    """Stored tiers ``[[from_hour, "price"], ...]`` (planner.normalize), scaled with the price basis."""
-    if not text:
-        return []
-    return [(int(h), Decimal(str(p)) * scale) for h, p in json.loads(text)]
-
-
 def rental_key(r: Rental) -> tuple:
     return (r.total_cny, r.hours, r.provider, r.region, r.instance_type, r.billing)
 
@@ -227,40 +186,6 @@ def with_stock(conn: Connection, rentals: Sequence[Rental]) -> list[Rental]:
 def first_available(rentals: Sequence[Rental]) -> Rental | None:
     """The cheapest rental not known to be unavailable; the cheapest of all when every one is."""
     return next((r for r in rentals if not r.unavailable), rentals[0] if rentals else None)
-
-
-def recent_prices(
-    conn: Connection, rows: Iterable[LatestPrice], days: int = HISTORY_DAYS
-) -> dict[tuple[int, str], Recent]:
-    """30-day price summaries for these (instance, billing) rows: one query, bounded by rows and days.
-
-    Only rows with at least two observations in the window get one."""
-    rows = list(rows)
-    if not rows or days <= 0:
-        return {}
-    # One query per window start (rows refreshed together share one), so only the window is read.
-    by_start: dict[dt.date, list[LatestPrice]] = {}
-    for row in rows:
-        by_start.setdefault(row.observed_at.date() - dt.timedelta(days=days), []).append(row)
-    seen: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {}
-    for since, group in by_start.items():
-        found = queries.recent_prices(conn, [(r.instance_id, r.billing) for r in group], since)
-        for key, values in found.items():
-            seen.setdefault(key, values)
-    out: dict[tuple[int, str], Recent] = {}
-    for row in rows:
-        last_day = row.observed_at.date()
-        window = [
-            p
-            for day, p in seen.get((row.instance_id, row.billing), [])
-            if last_day - dt.timedelta(days=days) <= day <= last_day
-        ]
-        if len(window) >= 2:
-            median = Decimal(str(statistics.median(window)))
-            out[(row.instance_id, row.billing)] = Recent(
-                days, len(window), min(window), median, max(window), window[0], window[-1]
-            )
-    return out
 
 
 @dataclass(frozen=True)
@@ -304,8 +229,7 @@ def rental_curve(
     history_days: int = HISTORY_DAYS,
 ) -> RentalCurve:
     """The rows that can rent ``gpu`` (one query) and, unless ``basis`` is latest, their 30-day history."""
-    if basis not in PRICE_BASES:
-        raise UsageError(f"unknown price basis {basis!r}", f"choose one of {', '.join(PRICE_BASES)}")
+    basis = check_basis(basis)
     modes = tuple(dict.fromkeys(canonical_billing(b) for b in billing))
     rows = [
         r

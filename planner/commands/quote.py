@@ -24,6 +24,8 @@ CSV_COLUMNS = (
     "idle_gpus",
     "billing",
     "unit_price",
+    "price_basis",
+    "latest_unit_price",
     "unit",
     "currency",
     "units_paid",
@@ -42,6 +44,12 @@ CSV_COLUMNS = (
     "stock_total_gpus",
     "stock_observed_at",
     "unavailable",
+    "history_days",
+    "history_observations",
+    "history_min",
+    "history_median",
+    "history_max",
+    "trend",
 )
 
 
@@ -67,21 +75,31 @@ CSV_COLUMNS = (
 @region_option
 @billing_option
 @click.option("--top", type=int, metavar="K", help="Show the K cheapest options (default from [quote] top).")
+@click.option(
+    "--price-basis",
+    metavar="BASIS",
+    help="Cost on each option's latest price (default), or its 30-day median or min: latest|median|min.",
+)
 @variants_option
 @format_option
 @click.pass_obj
-def quote(app, gpu, hours, gpu_count, days, providers, regions, billing, top, include_variants, fmt) -> None:  # noqa: ANN001
+def quote(
+    app, gpu, hours, gpu_count, days, providers, regions, billing, top, price_basis, include_variants, fmt
+) -> None:  # noqa: ANN001, E501
     """The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
 
     Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
     whole subscription periods, Tencent's hourly tiers) and shown once, on its cheapest mode.
     Spot prices appear only with --billing spot. China variants only with --include-variants.
+    Each option shows its 30-day min-median-max and trend (up, down or flat); --price-basis median or
+    min costs the job on those instead of the latest price, where an option has the history.
 
     \b
     Examples:
       planner quote --gpu A100 --hours 500
       planner quote --gpu H800 --gpus 8 --hours 300 --days 30
       planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
+      planner quote --gpu RTX4090 --hours 200 --price-basis median
     """
     from planner.quote import quote as run_quote
 
@@ -97,6 +115,7 @@ def quote(app, gpu, hours, gpu_count, days, providers, regions, billing, top, in
         top=top if top is not None else settings["top"],
         include_variants=include_variants,
         history_days=settings["history_days"],
+        price_basis=price_basis if price_basis is not None else settings["price_basis"],
     )
     from planner.quote import validate
 
@@ -121,6 +140,12 @@ def _csv_row(option: Option) -> dict[str, object]:
     row["stock_idle_gpus"] = stock.idle_gpus if stock else None
     row["stock_total_gpus"] = stock.total_gpus if stock else None
     row["stock_observed_at"] = stock.observed_at if stock else None
+    recent = option.history
+    row["history_days"] = recent.days if recent else None
+    row["history_observations"] = recent.observations if recent else None
+    row["history_min"] = recent.min if recent else None
+    row["history_median"] = recent.median if recent else None
+    row["history_max"] = recent.max if recent else None
     return row
 
 
@@ -151,8 +176,20 @@ def render_table(result: Quote) -> str:
             "Prices from the bundled snapshot (observed up to "
             f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
         )
+    with_history = any(o.history for o in result.options)
+    if r.price_basis != "latest":
+        if with_history:
+            lines.append(
+                f"Costed on each option's {r.history_days}-day {r.price_basis} price; '(latest)' marks "
+                "options with fewer than 2 prices in that window, costed on their latest price."
+            )
+        else:
+            lines.append(
+                f"No option has 2 or more prices in its last {r.history_days} days: costed on the latest "
+                "prices (history builds up with each `planner refresh`)."
+            )
     with_stock = any(o.availability for o in result.options)
-    rows = [_row(i, o, with_stock, r.gpus) for i, o in enumerate(result.options, 1)]
+    rows = [_row(i, o, with_stock, with_history, r) for i, o in enumerate(result.options, 1)]
     headers = [
         "#",
         "provider",
@@ -165,7 +202,7 @@ def render_table(result: Quote) -> str:
         "total CNY",
         "CNY/GPU-h",
         *(["stock"] if with_stock else []),
-        "30d min-med-max",
+        *([f"{r.history_days}d min-med-max", "trend"] if with_history else []),
         "observed",
         "source",
     ]
@@ -206,13 +243,14 @@ def render_table(result: Quote) -> str:
     return "\n".join(lines)
 
 
-def _row(index: int, o: Option, with_stock: bool = False, needed: int = 1) -> list[str]:
+def _row(index: int, o: Option, with_stock: bool, with_history: bool, r: QuoteRequest) -> list[str]:
     marks = (
         ("*" if o.gpu_note else "") + ("(V)" if o.is_variant else "") + ("(spot)" if o.interruptible else "")
     )
     history = "-"
     if o.history:
         history = f"{money(o.history.min)}-{money(o.history.median)}-{money(o.history.max)}"
+    fell_back = " (latest)" if with_history and o.price_basis != r.price_basis else ""
     return [
         str(index),
         o.provider,
@@ -221,11 +259,11 @@ def _row(index: int, o: Option, with_stock: bool = False, needed: int = 1) -> li
         o.gpu_model + marks,
         f"{o.gpus_per_instance:g} x {o.instances}",
         o.billing,
-        f"{money(o.unit_price)}/{o.unit}",
+        f"{money(o.unit_price)}/{o.unit}{fell_back}",
         money(o.total_cny),
         money(o.cny_per_gpu_hour),
-        *([stock_text(o.availability, needed)] if with_stock else []),
-        history,
+        *([stock_text(o.availability, r.gpus)] if with_stock else []),
+        *([history, o.history.trend if o.history else "-"] if with_history else []),
         f"{o.observed_at:%Y-%m-%d}",
         short(o.source, 40),
     ]

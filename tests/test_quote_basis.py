@@ -1,0 +1,214 @@
+"""`planner quote --price-basis latest|median|min` and the trend beside each option, on a real database
+(SQLite, and PostgreSQL in CI)."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+from decimal import Decimal
+
+import pytest
+
+from db.queries import LatestPrice
+from planner.config import load_config
+from planner.importer import import_csv
+from planner.quote import QuoteRequest, _cost, quote
+from planner.recent import Recent, summarise
+from tests.conftest import price_row, write_csv
+
+FX = load_config(env={}).section("fx")
+
+
+def load(engine, tmp_path, rows):
+    import_csv(engine, write_csv(tmp_path / "prices.csv", rows), FX)
+
+
+def run(engine, **kwargs):
+    with engine.connect() as conn:
+        return quote(conn, QuoteRequest(gpu="A100", **kwargs), FX)
+
+
+def series(instance_type, prices_by_day, **overrides):
+    """One instance's on-demand prices on the given days of October 2026."""
+    return [
+        price_row(instance_type=instance_type, price=str(p), observed_at=f"2026-10-{d:02d}", **overrides)
+        for d, p in prices_by_day
+    ]
+
+
+# RISING: 20 -> 30 -> 25 (latest 25, median 25, min 20, trend up); STEADY: one price of 24, no history.
+RISING = series("RISING", [(1, 20), (10, 30), (20, 25)])
+STEADY = series("STEADY", [(20, 24)])
+
+
+@pytest.mark.parametrize(
+    ("basis", "order", "totals"),
+    [
+        ("latest", ["STEADY", "RISING"], {"STEADY": "2400.00", "RISING": "2500.00"}),
+        ("median", ["STEADY", "RISING"], {"STEADY": "2400.00", "RISING": "2500.00"}),
+        ("min", ["RISING", "STEADY"], {"STEADY": "2400.00", "RISING": "2000.00"}),
+    ],
+)
+def test_the_basis_decides_the_price_and_the_ranking(engine, tmp_path, basis, order, totals):
+    load(engine, tmp_path, RISING + STEADY)
+    result = run(engine, hours=100, price_basis=basis)
+    assert [o.instance_type for o in result.options] == order
+    by_type = {o.instance_type: o for o in result.options}
+    assert {k: str(o.total_cny) for k, o in by_type.items()} == totals
+    rising, steady = by_type["RISING"], by_type["STEADY"]
+    assert rising.price_basis == basis
+    assert rising.latest_unit_price == Decimal(25)
+    # One observation is not a history: STEADY is costed on its latest price whatever the basis.
+    assert steady.price_basis == "latest" and steady.history is None
+    assert rising.history.trend == "up"
+    assert (rising.history.min, rising.history.median, rising.history.max) == (
+        Decimal(20),
+        Decimal(25),
+        Decimal(30),
+    )
+
+
+def test_median_of_an_even_window_is_the_mean_of_the_middle_two(engine, tmp_path):
+    load(engine, tmp_path, series("EVEN", [(1, 20), (5, 22), (10, 30), (20, 40)]))
+    option = run(engine, hours=10, price_basis="median").options[0]
+    assert option.unit_price == Decimal(26)
+    assert option.total_cny == Decimal("260.00")
+
+
+def test_prices_older_than_the_window_are_left_out(engine, tmp_path):
+    rows = [price_row(instance_type="X", price="5", observed_at="2026-08-01")]
+    rows += series("X", [(10, 30), (20, 40)])
+    load(engine, tmp_path, rows)
+    option = run(engine, hours=10, price_basis="min").options[0]
+    assert option.unit_price == Decimal(30)  # the 5 of 1 August is 80 days before the latest price
+    assert option.history.observations == 2
+
+
+def test_top_is_applied_after_costing_on_the_basis(engine, tmp_path):
+    load(engine, tmp_path, RISING + STEADY)
+    assert run(engine, hours=100, price_basis="min", top=1).options[0].instance_type == "RISING"
+    assert run(engine, hours=100, price_basis="latest", top=1).options[0].instance_type == "STEADY"
+
+
+def test_subscription_break_even_uses_the_basis_prices(engine, tmp_path):
+    rows = series("SUB", [(1, 10), (20, 20)])  # on-demand: min 10, latest 20
+    rows += series("SUB", [(1, 7200), (20, 7200)], billing="monthly")
+    load(engine, tmp_path, rows)
+    latest = run(engine, hours=100).options[0]
+    cheapest = run(engine, hours=100, price_basis="min").options[0]
+    assert latest.subscription_breakeven_hours_per_month == Decimal("360.0")
+    assert cheapest.subscription_breakeven_hours_per_month == Decimal("720.0")
+
+
+def test_the_trend_is_flat_within_two_percent():
+    day = dt.date(2026, 10, 20)
+
+    def trend(first, last):
+        return summarise([(day - dt.timedelta(days=9), Decimal(first)), (day, Decimal(last))], day, 30).trend
+
+    assert trend("100", "102") == "flat"
+    assert trend("100", "98") == "flat"
+    assert trend("100", "102.01") == "up"
+    assert trend("100", "97.99") == "down"
+    assert summarise([(day, Decimal(1))], day, 30) is None
+
+
+def test_tencent_tiers_keep_their_ratio_on_another_basis():
+    row = LatestPrice(
+        instance_id=1, provider="tencent", region="ap-beijing", instance_type="GT4", gpu_model="A100-40GB",
+        gpu_count=1, vcpus=None, memory_gb=None, gpu_note=None, billing="on_demand", price=Decimal(30),
+        currency="CNY", unit="hour", cny_per_gpu_hour=Decimal(30), tiers='[[96, "20"], [360, "10"]]',
+        observed_at=dt.datetime(2026, 10, 20, tzinfo=dt.UTC), source=None, run_kind="refresh",
+    )  # fmt: skip
+    recent = Recent(30, 3, Decimal(15), Decimal(24), Decimal(30), Decimal(15), Decimal(30))
+    request = QuoteRequest(gpu="A100", hours=100, price_basis="min")
+    option = _cost(row, request, 5, FX, False, recent)
+    # Half the base price on the min basis: every step halves too (96 h at 15, then 4 h at 10).
+    assert option.total_cny == Decimal(96 * 15 + 4 * 10)
+    assert option.price_basis == "min" and option.latest_unit_price == Decimal(30)
+
+
+def test_quote_and_rental_agree_on_the_median_basis(engine, tmp_path):
+    """planner.rental costs whole instances the same way; on a median basis both give one total."""
+    from planner import rental
+
+    load(engine, tmp_path, series("EIGHT", [(1, 160), (10, 240), (20, 200)], gpu_count=8))
+    quoted = run(engine, hours=50, gpus=8, price_basis="median").options[0]
+    with engine.connect() as conn:
+        rows = [r for r in rental.queries.latest_prices(conn, gpu_models=["A100-40GB"])]
+        recent = rental.recent_prices(conn, rows)
+    rented = rental.rental_cost(
+        rows[0], 400, 8, FX, recent=recent[(rows[0].instance_id, "on_demand")], basis="median"
+    )
+    assert quoted.total_cny == rented.total_cny == Decimal("10000.00")
+
+
+def test_table_shows_the_trend_and_says_which_basis(run_cli, tmp_path):
+    path = write_csv(tmp_path / "p.csv", RISING + STEADY)
+    assert run_cli("import", str(path)).exit_code == 0
+    result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", "min")
+    assert result.exit_code == 0, result.output
+    assert "Costed on each option's 30-day min price" in result.output
+    header = next(line for line in result.output.splitlines() if line.lstrip().startswith("#"))
+    assert "30d min-med-max" in header and "trend" in header
+    rising = next(line for line in result.output.splitlines() if "RISING" in line)
+    steady = next(line for line in result.output.splitlines() if "STEADY" in line)
+    assert "20.00-25.00-30.00" in rising and " up " in rising
+    assert "(latest)" in steady and "(latest)" not in rising
+
+
+def test_without_history_the_table_says_so_once(run_cli, tmp_path):
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", STEADY))).exit_code == 0
+    result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", "median")
+    assert result.exit_code == 0, result.output
+    assert "No option has 2 or more prices in its last 30 days" in result.output
+    assert "trend" not in result.output and "(latest)" not in result.output
+
+
+def test_json_and_csv_carry_basis_latest_price_and_trend(run_cli, tmp_path):
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", RISING + STEADY))).exit_code == 0
+    args = ("quote", "--gpu", "A100", "--hours", "100", "--price-basis", "median")
+    doc = json.loads(run_cli(*args, "--format", "json").output)
+    assert doc["query"]["price_basis"] == "median" and doc["query"]["history_days"] == 30
+    rising = next(o for o in doc["options"] if o["instance_type"] == "RISING")
+    assert (
+        rising["price_basis"] == "median" and rising["unit_price"] == 25 and rising["latest_unit_price"] == 25
+    )
+    assert rising["trend"] == "up"
+    assert rising["history"] == {
+        "days": 30, "observations": 3, "min": 20, "median": 25, "max": 30, "first": 20, "last": 25, "trend": "up"
+    }  # fmt: skip
+    steady = next(o for o in doc["options"] if o["instance_type"] == "STEADY")
+    assert steady["price_basis"] == "latest" and steady["trend"] is None and steady["history"] is None
+
+    table = list(csv.DictReader(io.StringIO(run_cli(*args, "--format", "csv").output.lstrip("\ufeff"))))
+    row = next(r for r in table if r["instance_type"] == "RISING")
+    assert (row["price_basis"], row["trend"], row["history_median"], row["history_observations"]) == (
+        "median",
+        "up",
+        "25",
+        "3",
+    )
+
+
+def test_the_default_basis_comes_from_config(run_cli, tmp_path):
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", RISING + STEADY))).exit_code == 0
+    config = tmp_path / "config.toml"
+    config.write_text('[quote]\nprice_basis = "min"\n', encoding="utf-8")
+    doc = json.loads(
+        run_cli(
+            "--config", str(config), "quote", "--gpu", "A100", "--hours", "100", "--format", "json"
+        ).output
+    )
+    assert doc["query"]["price_basis"] == "min"
+    assert doc["recommendation"]["instance_type"] == "RISING"
+
+
+@pytest.mark.parametrize("basis", ["mean", "", "avg"])
+def test_an_unknown_basis_is_one_line_and_exit_2(run_cli, basis):
+    result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", basis)
+    assert result.exit_code == 2
+    assert f"unknown price basis {basis!r}" in result.output
+    assert "Traceback" not in result.output
