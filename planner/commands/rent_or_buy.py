@@ -12,7 +12,6 @@ import click
 
 from planner.commands.arguments import Count, Number, check_names
 from planner.commands.options import billing_option, format_option, provider_option
-from planner.errors import UsageError
 from planner.output import csv_text, dumps_json, money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,6 +93,7 @@ def tco(
     """
     from planner import catalog
     from planner import rental as renting
+    from planner.recent import check_basis
     from planner.tco import settings_for
     from planner.tco import tco as run_tco
 
@@ -112,9 +112,7 @@ def tco(
             buy[name], origins[name] = value, flag
     buy["cny_per_usd"] = app.config.section("fx").get("USD")
     years_value = buy.pop("years", None)  # None: the library's default, cited as such
-    basis = (price_basis or section.get("price_basis", "median")).strip().lower()
-    if basis not in renting.PRICE_BASES:
-        raise UsageError(f"unknown price basis {basis!r}", f"choose one of {', '.join(renting.PRICE_BASES)}")
+    basis = check_basis(price_basis or section.get("price_basis", "median"))
     renting.check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
     check_names(providers, billing)
     rental = None
