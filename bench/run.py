@@ -47,6 +47,9 @@ COMMANDS: dict[str, list[str]] = {
     "quote --gpu H800 --gpus 8 --hours 300 --days 30": [
         *("quote", "--gpu", "H800", "--gpus", "8", "--hours", "300", "--days", "30"),
     ],
+    "quote --gpu A100 --hours 500 --price-basis median": [
+        *("quote", "--gpu", "A100", "--hours", "500", "--price-basis", "median"),
+    ],
     "plan --params 7B --tokens 1B --task lora": [
         "plan",
         "--params",

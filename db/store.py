@@ -109,7 +109,9 @@ def start_run(conn: Connection, provider: str, kind: str, source: str | None = N
             **extra,
         )
     )
-    return int(result.inserted_primary_key[0])
+    key = result.inserted_primary_key
+    assert key is not None  # an INSERT of one row always has one
+    return int(key[0])
 
 
 def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> None:

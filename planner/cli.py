@@ -51,7 +51,7 @@ class UserFacingError(click.ClickException):
 
     def __init__(self, error: PlannerError):
         super().__init__(error.message)
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click reads it per instance
         self.hint = error.hint
 
     def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
@@ -83,7 +83,7 @@ class LazyGroup(click.Group):
 
             near = difflib.get_close_matches(args[0], list(COMMANDS), n=1) if args else []
             if near:
-                err.message += f" (did you mean {near[0]!r}?)"
+                err.message += f" (did you mean {near[0]!r}?)"  # type: ignore[misc]  # click prints it
             raise
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201

@@ -114,8 +114,8 @@ def import_csv(
             f"{path.name}: line {line}: not UTF-8 text", hint="save the file as UTF-8"
         ) from None
     except InstanceConflict as err:
-        line = reader.first_line.get(err.key)
-        where = f"{path.name}: line {line}" if line else path.name
+        first = reader.first_line.get(err.key)
+        where = f"{path.name}: line {first}" if first else path.name
         raise ImportFileError(f"{where}: {err}", hint="an instance type keeps its GPU; fix the row") from None
     return ImportResult(
         rows=rows,

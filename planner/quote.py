@@ -23,7 +23,7 @@ import datetime as dt
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -267,7 +267,7 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         cheapest = min(options, key=_sort_key)
         if iid in hourly_by_instance and iid in monthly_by_instance:
             breakeven = (monthly_by_instance[iid] / hourly_by_instance[iid]).quantize(Decimal("0.1"))
-            cheapest = _replace(cheapest, subscription_breakeven_hours_per_month=breakeven)
+            cheapest = replace(cheapest, subscription_breakeven_hours_per_month=breakeven)
         best.append(cheapest)
     best.sort(key=_sort_key)
     considered = len(best)
@@ -275,7 +275,7 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         best = best[: request.top]
     if not on_history:
         recent = recent_prices(conn, best, request.history_days)
-        best = [_replace(o, history=recent.get((o.instance_id, o.billing))) for o in best]
+        best = [replace(o, history=recent.get((o.instance_id, o.billing))) for o in best]
     best = _with_availability(conn, best, request.gpus)
     return Quote(
         request=request,
@@ -371,12 +371,6 @@ def _sort_key(option: Option) -> tuple:
     )
 
 
-def _replace(option: Option, **changes: object) -> Option:
-    from dataclasses import replace
-
-    return replace(option, **changes)
-
-
 def _with_availability(conn: Connection, options: list[Option], gpus: int) -> list[Option]:
     """Attach the latest stock observation of each option's instance and billing mode, where known;
     an option is ``unavailable`` when sold out or when fewer GPUs are idle than the job needs."""
@@ -390,7 +384,7 @@ def _with_availability(conn: Connection, options: list[Option], gpus: int) -> li
         stock = found.get((option.instance_id, option.billing))
         if stock is not None:
             short = stock.idle_gpus is not None and stock.idle_gpus < gpus
-            option = _replace(
+            option = replace(
                 option, availability=stock, unavailable=stock.stock_status == "sold_out" or short
             )
         out.append(option)

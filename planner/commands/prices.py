@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from planner.commands.options import (
@@ -73,7 +75,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
             conn, models or None, provider_names or None, list(regions) or None, modes or None
         )
         stock = latest_availability(conn, [(p.instance_id, p.billing) for p in found])
-    records = [
+    records: list[dict[str, Any]] = [
         {
             "provider": p.provider,
             "region": p.region,

@@ -111,7 +111,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
                 values[8] = values[8].isoformat()
                 writer.writerow(["" if v is None else v for v in values])
                 count += 1
-        if tmp:
+        if tmp and out:
             fh.close()
             os.replace(tmp, out)
     except OSError as err:
