@@ -4,7 +4,8 @@ The data is ``planner/data/gpus.csv`` (one row per canonical model, specs and pu
 sources), loaded on first use. ``canonical_name`` turns any spelling ("NVIDIA A100 80GB", "A100-SXM4-80GB",
 "RTX 4090D", "Tesla T4") into a canonical name such as ``A100-80GB``; ``resolve_query`` says which models a
 user's ``--gpu`` means. Unknown names raise ``UnknownNameError`` with near matches; a family with several
-memory sizes and no memory figure raises ``UsageError``.
+memory sizes and no memory figure raises ``UsageError``. ``interconnect_label`` names how a model's GPUs talk
+("NVLink 600 GB/s", "NVLink (cut) 400 GB/s", "PCIe only", "unknown").
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class GpuModel:
     dense_tflops: float | None  # dense BF16 (FP16 where the GPU has no BF16), FP32 accumulate
     has_bf16: bool
     tdp_watts: float | None
+    interconnect: str | None  # as the reference states it: "NVLink3 via NVSwitch; PCIe Gen4"
+    nvlink_gbps_bidir: float | None  # NVLink per GPU, both directions; None where the card has none
     purchase_price_cny: Decimal | None
     purchase_price_usd: Decimal | None
     purchase_price_date: str | None
@@ -101,6 +104,8 @@ def _model_from_row(row: dict[str, str]) -> GpuModel:
         dense_tflops=_opt_float(row["bf16_fp16_dense_tflops"]),
         has_bf16=row["has_bf16"] == "true",
         tdp_watts=_opt_float(row["tdp_watts"]),
+        interconnect=row["interconnect"] or None,
+        nvlink_gbps_bidir=_opt_float(row["nvlink_gbps_bidir"]),
         purchase_price_cny=_opt_decimal(row["purchase_price_cny"]),
         purchase_price_usd=_opt_decimal(row["purchase_price_usd"]),
         purchase_price_date=row["purchase_price_date"] or None,
@@ -152,6 +157,20 @@ def families() -> list[str]:
 def get_model(name: str) -> GpuModel:
     """The model with this exact canonical name (``get_model("A100-80GB")``); KeyError for any other name."""
     return _catalog().by_name[name]
+
+
+def interconnect_label(model: GpuModel) -> str:
+    """How the GPUs of one machine with this model talk, in a few words, from the model's reference specs.
+
+    "NVLink 600 GB/s" (bidirectional, per GPU), "NVLink (cut) 400 GB/s" for China variants whose NVLink
+    was cut (A800, H800), "NVLink bridge 112.5 GB/s" for PCIe cards whose NVLink is a bridge joining
+    pairs, "PCIe only" for cards without NVLink, and "unknown" when the catalog has no figure.
+    """
+    if model.nvlink_gbps_bidir is not None:
+        text = (model.interconnect or "").casefold()
+        kind = "NVLink (cut)" if "(cut)" in text else "NVLink bridge" if "bridge" in text else "NVLink"
+        return f"{kind} {model.nvlink_gbps_bidir:g} GB/s"
+    return "PCIe only" if model.interconnect else "unknown"
 
 
 def _suggestions(raw: str, extra: tuple[GpuModel, ...] = ()) -> list[str]:

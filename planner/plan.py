@@ -38,6 +38,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
 
 STOCK_CANDIDATES = 5  # per GPU model, the cheapest rentals whose stock is checked
+ACROSS_INSTANCES = " + network"  # GPUs on different machines talk over the provider's network
+NETWORK_ONLY = "network only"  # one GPU per instance: nothing but the network joins them
+
+
+def link_between(model: GpuModel, gpus_per_instance: int, instances: int) -> tuple[str | None, float | None]:
+    """How the GPUs of a rental talk: (label, NVLink GB/s they use), or (None, None) for a single GPU.
+
+    Inside one instance, the model's link (``catalog.interconnect_label``, per GPU model: the instance's
+    actual packaging, SXM or PCIe, is not known); across instances, the provider's network too, so
+    ``link_between(H800, 8, 2) == ("NVLink (cut) 400 GB/s + network", 400.0)`` and 1-GPU instances give
+    ``("network only", None)``.
+    """
+    if gpus_per_instance * instances <= 1:
+        return None, None
+    if gpus_per_instance <= 1:
+        return NETWORK_ONLY, None
+    label = catalog.interconnect_label(model) + (ACROSS_INSTANCES if instances > 1 else "")
+    return label, model.nvlink_gbps_bidir
 
 
 @dataclass(frozen=True)
@@ -80,8 +98,15 @@ class PlanOption:
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
 
+    @property
+    def link(self) -> tuple[str | None, float | None]:
+        """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
+        r = self.rental
+        return link_between(catalog.get_model(r.gpu_model), r.gpus_per_instance, r.instances)
+
     def to_dict(self) -> dict[str, Any]:
         e = self.estimate
+        interconnect, nvlink = self.link
         return {
             "gpu_model": e.gpu,
             "china_variant": bool(catalog.get_model(e.gpu).variant_of) if e.gpu else False,
@@ -94,6 +119,8 @@ class PlanOption:
             "wall_hours": self.rental.hours,
             "total_cny": self.rental.total_cny,
             "cny_per_gpu_hour": self.rental.cny_per_gpu_hour,
+            "interconnect": interconnect,
+            "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
             "rental": self.rental.to_dict(),

@@ -284,6 +284,80 @@ def test_models_without_sourced_compute_leave_it_blank():
             assert model.spec_source, model.name  # the memory figure still names its source
 
 
+# How each model's GPUs talk inside one machine (catalog.interconnect_label), the whole catalog.
+INTERCONNECT = {
+    "A100-40GB": "NVLink bridge 600 GB/s",  # the PCIe 40GB row: a bridge joins pairs
+    "A100-80GB": "NVLink 600 GB/s",
+    "A800-80GB": "NVLink (cut) 400 GB/s",
+    "H100-80GB": "NVLink 900 GB/s",
+    "H800-80GB": "NVLink (cut) 400 GB/s",
+    "H20-96GB": "NVLink 900 GB/s",  # cut compute, NVLink kept
+    "H200-141GB": "NVLink 900 GB/s",
+    "B200-180GB": "NVLink 1800 GB/s",
+    "L40S-48GB": "PCIe only",
+    "L40-48GB": "PCIe only",
+    "L20-48GB": "PCIe only",
+    "L4-24GB": "PCIe only",
+    "A10-24GB": "PCIe only",
+    "A30-24GB": "NVLink bridge 200 GB/s",
+    "T4-16GB": "PCIe only",
+    "V100-16GB": "NVLink 300 GB/s",
+    "V100-32GB": "NVLink 300 GB/s",
+    "P100-16GB": "unknown",
+    "P40-24GB": "unknown",
+    "P4-8GB": "unknown",
+    "RTX4090-24GB": "PCIe only",
+    "RTX4090D-24GB": "PCIe only",
+    "RTX3090-24GB": "NVLink bridge 112.5 GB/s",
+    "RTX3080TI-12GB": "unknown",
+    "RTX3080-10GB": "unknown",
+    "RTX2080TI-11GB": "unknown",
+    "RTX5090-32GB": "PCIe only",
+    "RTX5090D-32GB": "PCIe only",  # no row of its own: the 5090's, said in spec_source
+    "RTXA6000-48GB": "NVLink bridge 112.5 GB/s",
+    "RTXA4000-16GB": "unknown",
+    "RTX6000ADA-48GB": "PCIe only",
+    "RTXPRO6000-96GB": "unknown",
+    "RTXPRO6000D-84GB": "unknown",
+}
+
+
+def test_interconnect_label_for_every_model():
+    assert {m.name: catalog.interconnect_label(m) for m in catalog.all_models()} == INTERCONNECT
+
+
+def test_interconnect_fields():
+    a800, h800, a100 = get_model("A800-80GB"), get_model("H800-80GB"), get_model("A100-80GB")
+    assert (a800.interconnect, a800.nvlink_gbps_bidir) == ("NVLink (cut); PCIe Gen4", 400)
+    assert (h800.interconnect, h800.nvlink_gbps_bidir) == ("NVLink (cut); PCIe Gen5", 400)
+    assert (a100.interconnect, a100.nvlink_gbps_bidir) == ("NVLink3 via NVSwitch; PCIe Gen4", 600)
+    rtx = get_model("RTX4090-24GB")
+    assert (rtx.interconnect, rtx.nvlink_gbps_bidir) == ("PCIe Gen4 x16; no NVLink", None)
+    p100 = get_model("P100-16GB")
+    assert (p100.interconnect, p100.nvlink_gbps_bidir) == (None, None)  # unknown, not guessed
+    assert "interconnect only: as the RTX 5090" in get_model("RTX5090D-32GB").spec_source
+    for model in catalog.all_models():
+        if model.nvlink_gbps_bidir is not None:
+            assert "NVLink" in model.interconnect, model.name
+
+
+@pytest.mark.skipif(not SHARED_SPECS.exists(), reason="shared/reference/gpu_specs.csv is not on this machine")
+def test_interconnect_copied_from_the_gpu_specs_row_named_in_spec_source():
+    with SHARED_SPECS.open(newline="") as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    copied = 0
+    for model in catalog.all_models():
+        if not model.spec_source.startswith("gpu_specs.csv row '"):
+            continue
+        row = rows[model.spec_source.split("'")[1]]
+        # One spacing fix: the H800 row reads "NVLink (cut) ; PCIe Gen5".
+        assert model.interconnect == row["interconnect"].replace(" ;", ";"), model.name
+        nvlink = float(row["nvlink_gbps_bidir"]) if row["nvlink_gbps_bidir"] else None
+        assert model.nvlink_gbps_bidir == nvlink, model.name
+        copied += 1
+    assert copied == len(SPECS) == 23
+
+
 def test_names_families_and_memory_agree():
     for model in catalog.all_models():
         family, memory = model.name.rsplit("-", 1)

@@ -19,7 +19,7 @@ from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UsageError
 from planner.importer import import_csv
-from planner.plan import Workload, mark, plan
+from planner.plan import Workload, link_between, mark, plan
 from planner.quote import QuoteRequest, quote, tiered_cost
 from planner.rental import rent_vs_buy, rental_cost, rental_curve
 from tests.conftest import price_row, write_csv
@@ -202,6 +202,43 @@ def _row(**changes) -> LatestPrice:
         observed_at=dt.datetime(2026, 11, 1), source="test", run_kind="import",
     )  # fmt: skip
     return LatestPrice(**(base | changes))
+
+
+LINK_CASES = [
+    # (model, GPUs per instance, instances) -> (label, NVLink GB/s the option's GPUs use)
+    ("H800-80GB", 1, 1, None, None),  # one GPU: nothing to link
+    ("H800-80GB", 8, 1, "NVLink (cut) 400 GB/s", 400),
+    ("A800-80GB", 8, 2, "NVLink (cut) 400 GB/s + network", 400),
+    ("A100-80GB", 2, 8, "NVLink 600 GB/s + network", 600),
+    ("H100-80GB", 8, 1, "NVLink 900 GB/s", 900),
+    ("RTX4090-24GB", 4, 1, "PCIe only", None),
+    ("RTX4090-24GB", 4, 3, "PCIe only + network", None),
+    ("H800-80GB", 1, 16, "network only", None),  # 1-GPU instances: the card's NVLink goes unused
+    ("RTX3090-24GB", 2, 1, "NVLink bridge 112.5 GB/s", 112.5),
+    ("P100-16GB", 4, 1, "unknown", None),
+    ("P100-16GB", 4, 2, "unknown + network", None),
+]
+
+
+@pytest.mark.parametrize(("gpu", "per_instance", "instances", "label", "nvlink"), LINK_CASES)
+def test_link_between(gpu, per_instance, instances, label, nvlink):
+    assert link_between(get_model(gpu), per_instance, instances) == (label, nvlink)
+
+
+def test_options_say_how_their_gpus_talk(priced):
+    got = {o.estimate.gpu: o for o in run_plan(priced).options}
+    assert {g: o.link for g, o in got.items()} == {
+        "T4-16GB": ("network only", None),  # 2 GPUs on two 1-GPU instances
+        "RTX4090-24GB": (None, None),
+        "H800-80GB": ("NVLink (cut) 400 GB/s", 400),  # all 8 GPUs of one instance
+        "A100-80GB": (None, None),
+    }
+    doc = got["H800-80GB"].to_dict()
+    assert (doc["interconnect"], doc["nvlink_gbps_bidir"]) == ("NVLink (cut) 400 GB/s", 400)
+    assert got["A100-80GB"].to_dict()["interconnect"] is None
+    big = run_plan(priced, workload=Workload(70e9, "full", 1e9), gpus=["H800"])
+    assert (big.options[0].rental.instances, big.options[0].rental.gpus_per_instance) == (2, 8)
+    assert big.options[0].link == ("NVLink (cut) 400 GB/s + network", 400)
 
 
 def test_tiered_hourly_prices_and_rows_that_cannot_serve():

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, is_suspicious_move, normalize_offers
-from planner.quote import _tiers, tiered_cost
+from planner.quote import tiered_cost, tiers_of
 from scrapers.base import RawOffer
 
 FX = {"USD": 7.1}
@@ -106,7 +106,7 @@ def test_tencent_tiers_are_stored_as_json_the_quote_reads():
     assert json.loads(offer.tiers_json) == [[96, "8.2"], [360, "7.9"]]
     # 400 hours: 96 at 8.68, 264 at 8.2, 40 at 7.9
     expected = Decimal("96") * Decimal("8.68") + 264 * Decimal("8.2") + 40 * Decimal("7.9")
-    assert tiered_cost(offer.price, _tiers(offer.tiers_json), Decimal(400)) == expected
+    assert tiered_cost(offer.price, tiers_of(offer.tiers_json), Decimal(400)) == expected
     monthly = one(replace(T4, billing="monthly", unit="month", tiers=((96, Decimal("1")),)))
     assert monthly.tiers_json is None  # tiers only mean something for hourly prices
 

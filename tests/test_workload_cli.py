@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -185,20 +186,82 @@ def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
 def test_plan_table_and_csv(run_cli, tmp_path):
     load(run_cli, tmp_path, PLAN_ROWS)
     table = ok(run_cli(*LORA_1B))
-    assert "Cheapest: 2 x T4-16GB for 359.0 h, CNY 1,000.00 (2 x tencent T4x1, monthly)" in table
+    assert (
+        "Cheapest: 2 x T4-16GB for 359.0 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
+    )
     assert "Fastest:  8 x H800-80GB for 5.9 h" in table
     assert "Pareto (no other option is both cheaper and faster): T4-16GB, H800-80GB" in table
     assert "fastest, pareto" in table
-    t4_row = next(line for line in table.splitlines() if "T4-16GB " in line)
-    h800_row = next(line for line in table.splitlines() if "H800-80GB " in line)
-    assert t4_row.endswith("pareto, multi-instance")  # 2 GPUs on two 1-GPU instances
-    assert h800_row.endswith("fastest, pareto")  # 8 GPUs in one instance
+    t4_row, h800_row = plan_cells(table, "T4-16GB"), plan_cells(table, "H800-80GB")
+    assert t4_row[3:5] == ["2 x 1", "network only"] and t4_row[-1] == "pareto"  # two 1-GPU instances
+    assert h800_row[3:5] == ["1 x 8", "NVLink (cut) 400 GB/s"] and h800_row[-1] == "fastest, pareto"
     spread = ok(run_cli("plan", "--params", "70B", "--tokens", "1B", "--task", "full", "--gpu", "A100-80GB"))
-    assert "16 x 1" in spread and "multi-instance" in spread  # 16 GPUs on 1-GPU instances
+    assert plan_cells(spread, "A100-80GB")[3:5] == ["16 x 1", "network only"]  # 16 GPUs on 1-GPU instances
     assert "No prices: A100-40GB, A800-80GB, H100-80GB" in table
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv")))))
     assert [r["gpu_model"] for r in rows] == ["T4-16GB", "RTX4090-24GB", "H800-80GB", "A100-80GB"]
     assert rows[0]["total_cny"] == "1000" and rows[2]["fastest"] == "true"
+
+
+def plan_cells(table: str, gpu: str) -> list[str]:
+    """The cells of the plan table's row for ``gpu`` (cells are two or more spaces apart)."""
+    line = next(line for line in table.splitlines() if re.match(rf"\s*\d+\s+{gpu}\*?\s", line))
+    return re.split(r"\s{2,}", line.strip())
+
+
+LINK_ROWS = [
+    price_row(provider="aliyun", region="cn-beijing", instance_type="A800x8", gpu_model="A800-80GB", gpu_count=8, price="200"),
+    price_row(provider="autodl", region="west-B", instance_type="RTX 4090 x4", gpu_model="RTX4090-24GB", gpu_count=4, price="8"),
+    price_row(provider="tencent", region="ap-beijing", instance_type="A100x1", gpu_model="A100-80GB", price="10"),
+    price_row(provider="aliyun", region="cn-hangzhou", instance_type="T4x1", gpu_model="T4-16GB", price="5"),
+]  # fmt: skip
+LINK_NOTE = "'link': how an option's GPUs talk, per GPU model"
+
+
+def test_plan_shows_the_link_beside_multi_gpu_options(run_cli, tmp_path):
+    load(run_cli, tmp_path, LINK_ROWS)
+    table = ok(run_cli(*LORA_1B))
+    header = next(line for line in table.splitlines() if line.lstrip().startswith("#  gpu"))
+    assert re.split(r"\s{2,}", header.strip())[:6] == ["#", "gpu", "GPUs", "instances", "link", "wall h"]
+    links = {
+        gpu: plan_cells(table, gpu)[3:5] for gpu in ("A800-80GB", "RTX4090-24GB", "A100-80GB", "T4-16GB")
+    }
+    assert links == {
+        "A800-80GB": ["1 x 8", "NVLink (cut) 400 GB/s"],  # China A100: NVLink cut from 600
+        "RTX4090-24GB": ["1 x 4", "PCIe only"],
+        "A100-80GB": ["1 x 1", "-"],  # one GPU: no link to speak of
+        "T4-16GB": ["2 x 1", "network only"],
+    }
+    assert LINK_NOTE in table and "a PCIe-packaged instance may have less" in table
+    assert "over the provider's network, not NVLink" in table
+    doc = json.loads(ok(run_cli(*LORA_1B, "--format", "json")))
+    got = {o["gpu_model"]: (o["interconnect"], o["nvlink_gbps_bidir"]) for o in doc["options"]}
+    assert got == {
+        "A800-80GB": ("NVLink (cut) 400 GB/s", 400),
+        "RTX4090-24GB": ("PCIe only", None),
+        "A100-80GB": (None, None),
+        "T4-16GB": ("network only", None),
+    }
+    rows = {r["gpu_model"]: r for r in csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv"))))}
+    assert (rows["A800-80GB"]["interconnect"], rows["A800-80GB"]["nvlink_gbps_bidir"]) == (
+        "NVLink (cut) 400 GB/s",
+        "400.0",
+    )
+    assert (rows["A100-80GB"]["interconnect"], rows["A100-80GB"]["nvlink_gbps_bidir"]) == ("", "")
+
+
+def test_plan_link_across_instances_and_single_gpu_plans(run_cli, tmp_path):
+    load(run_cli, tmp_path, LINK_ROWS)
+    big = ("plan", "--params", "70B", "--tokens", "1B", "--task", "full")
+    table = ok(run_cli(*big, "--gpu", "A800"))
+    assert plan_cells(table, "A800-80GB")[3:5] == ["2 x 8", "NVLink (cut) 400 GB/s + network"]
+    assert "(2 x aliyun A800x8, on_demand; NVLink (cut) 400 GB/s + network)" in table  # the Cheapest line
+    doc = json.loads(ok(run_cli(*big, "--gpu", "A800", "--format", "json")))
+    assert doc["options"][0]["interconnect"] == "NVLink (cut) 400 GB/s + network"
+    assert doc["options"][0]["nvlink_gbps_bidir"] == 400  # inside each 8-GPU instance
+    single = ok(run_cli(*LORA_1B, "--gpu", "A100"))
+    assert plan_cells(single, "A100-80GB")[4] == "-"
+    assert LINK_NOTE not in single and "NVLink" not in single  # no multi-GPU option, no note
 
 
 def test_plan_budget_and_deadline(run_cli, tmp_path):

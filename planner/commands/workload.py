@@ -276,6 +276,8 @@ def plan(
     to finish in time), the wall-clock hours, and the cheapest provider, instance and billing mode from
     the price database. Whole instances are rented and all their GPUs work on the job. The fastest
     option is marked, and so is every Pareto option (no other option is both cheaper and faster).
+    Beside every multi-GPU option, the link between its GPUs: NVLink and its bandwidth (cut on the
+    A800/H800), PCIe only, and the network between instances.
 
     \b
     Examples:
@@ -320,7 +322,8 @@ def plan(
 PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
-    "total_cny", "cny_per_gpu_hour", "fastest", "pareto", "trend", "observed_at", "source", "from_snapshot",
+    "total_cny", "cny_per_gpu_hour", "interconnect", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
+    "observed_at", "source", "from_snapshot",
 )  # fmt: skip
 
 
@@ -338,6 +341,7 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         pareto=o.pareto,
         trend=r.recent.trend if r.recent else None,
     )
+    row["interconnect"], row["nvlink_gbps_bidir"] = o.link
     return row
 
 
@@ -365,9 +369,9 @@ def render_plan(p: Plan) -> str:
         )
     else:
         rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]
-        headers = ["#", "gpu", "GPUs", "instances", "wall h", "provider", "region", "instance", "billing",
-                   "total CNY", "CNY/GPU-h", "30d", "observed", "marks"]  # fmt: skip
-        lines += ["", table(rows, headers, align_right=(0, 2, 4, 9, 10))]
+        headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
+                   "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "marks"]  # fmt: skip
+        lines += ["", table(rows, headers, align_right=(0, 2, 5, 10, 11))]
         best, fastest = p.options[0], next(o for o in p.options if o.fastest)
         lines += ["", f"Cheapest: {_option_line(best)}"]
         if fastest is not best:
@@ -384,30 +388,28 @@ def render_plan(p: Plan) -> str:
     if p.options:
         lines.append(
             "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task and GPU "
-            "class (--mfu to change); 'instances' is count x GPUs each; a multi-instance job talks over the "
-            "network, not NVLink, so expect a lower MFU. '30d' is the price trend over 30 days."
+            "class (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+        )
+    if any(o.rental.gpus > 1 for o in p.options):
+        lines.append(
+            "'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a "
+            "PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': "
+            "between instances, over the provider's network, not NVLink, so expect a lower MFU."
         )
     return "\n".join(lines)
 
 
 def _plan_table_row(rank: int, o: Any) -> list[str]:
     r = o.rental
-    over_network = r.instances > 1 and r.gpus > 1  # one job, several machines: no NVLink between them
     marks = ", ".join(
-        m
-        for m, on in (
-            ("fastest", o.fastest),
-            ("pareto", o.pareto),
-            ("multi-instance", over_network),
-            ("sold out", r.unavailable),
-        )
-        if on
+        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", r.unavailable)) if on
     )
     return [
         str(rank),
         o.estimate.gpu + ("*" if r.gpu_note else ""),
         str(r.gpus),
         f"{r.instances} x {r.gpus_per_instance}",
+        o.link[0] or "-",
         f"{r.hours:,.1f}",
         r.provider,
         short(r.region, 14),
@@ -423,7 +425,8 @@ def _plan_table_row(rank: int, o: Any) -> list[str]:
 
 def _option_line(o: Any) -> str:
     r = o.rental
+    link = f"; {o.link[0]}" if o.link[0] else ""
     return (
         f"{r.gpus} x {o.estimate.gpu} for {r.hours:,.1f} h, CNY {money(r.total_cny)} "
-        f"({r.instances} x {r.provider} {r.instance_type}, {r.billing})"
+        f"({r.instances} x {r.provider} {r.instance_type}, {r.billing}{link})"
     )
