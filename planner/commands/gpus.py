@@ -1,11 +1,19 @@
-"""``planner gpus``: the GPU catalog."""
+"""``planner gpus``: the GPU catalog, and with ``--value`` GPU models ranked by TFLOPS and memory per
+CNY (a shell over ``planner.value``; the catalog listing never opens the database)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from planner.commands.options import format_option
-from planner.output import csv_text, dumps_json, table
+from planner.commands.options import billing_option, format_option, provider_option
+from planner.errors import UsageError
+from planner.output import csv_text, dumps_json, money, short, table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.catalog import GpuModel
+    from planner.value import ValueRanking, ValueRow
 
 COLUMNS = (
     "name",
@@ -17,6 +25,8 @@ COLUMNS = (
     "dense_tflops",
     "has_bf16",
     "tdp_watts",
+    "interconnect",
+    "nvlink_gbps_bidir",
     "purchase_price_cny",
     "purchase_price_usd",
     "purchase_price_date",
@@ -29,26 +39,91 @@ COLUMNS = (
 
 @click.command()
 @click.option("--gpu", "query", metavar="GPU", help="Only this family or model, e.g. A100 or RTX4090.")
-@click.option("--include-variants", is_flag=True, help="With --gpu, also the China variants.")
+@click.option(
+    "--include-variants",
+    is_flag=True,
+    help="With --gpu, also the China variants; with --value, rank them too, labelled (V).",
+)
+@click.option(
+    "--value",
+    is_flag=True,
+    help="Rank by dense TFLOPS and GB of memory per CNY-hour at the cheapest current rental price.",
+)
+@click.option(
+    "--buy", is_flag=True, help="Rank per purchase yuan instead (implies --value); rental figures alongside."
+)
+@click.option(
+    "--sort", metavar="tflops|memory", help="What --value ranks by: tflops (default) or memory (GB)."
+)
+@provider_option
+@billing_option
 @format_option
-def gpus(query: str | None, include_variants: bool, fmt: str) -> None:
+@click.pass_obj
+def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt) -> None:  # noqa: ANN001
     """The GPU catalog: canonical names, the aliases providers use, and specs.
 
     Dense BF16/FP16 TFLOPS (FP16 where a GPU has no BF16), memory, bandwidth, TDP, and a purchase price
     with its date and source where one is known.
+
+    With --value, GPU models ranked by dense TFLOPS and by GB of memory per CNY-hour at their cheapest
+    current rental price per GPU (any provider, region and instance; on-demand unless --billing names
+    other modes, a subscription counted per hour of its period at full use; spot only with --billing
+    spot; vGPU slices never; offers sold out at the last refresh passed over). With --buy, ranked per
+    10,000 CNY of the catalog purchase price instead. China variants only with --include-variants.
 
     \b
     Examples:
       planner gpus
       planner gpus --gpu A100 --include-variants
       planner gpus --format json
+      planner gpus --value
+      planner gpus --value --sort memory --provider autodl
+      planner gpus --value --billing monthly --format json
+      planner gpus --value --buy --include-variants
     """
     from planner import catalog
 
-    if query:
-        models = [s.model for s in catalog.resolve_query(query, include_variants)]
+    if buy:
+        value = True
+    if not value:
+        for name, on, example in (
+            ("--sort", sort, "--sort memory"),
+            ("--provider", providers, "--provider autodl"),
+            ("--billing", billing, "--billing monthly"),
+        ):
+            if on:
+                raise UsageError(
+                    f"{name} applies only to the --value ranking", f"e.g. planner gpus --value {example}"
+                )
+        if query:
+            _catalog_listing([s.model for s in catalog.resolve_query(query, include_variants)], fmt)
+        else:
+            _catalog_listing(catalog.all_models(), fmt)
+        return
+    # planner.value (and the database) only here: the catalog listing stays as quick as it was.
+    from planner.value import check_options, models_for, value_ranking
+
+    sort = check_options(sort or "tflops", providers, billing)[0]  # refused before the database is opened
+    models, left_out = models_for(query, include_variants)
+    engine, loaded = app.reading_engine()
+    if loaded:
+        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    with engine.connect() as conn:
+        result = value_ranking(
+            conn, models, app.config.section("fx"), providers, billing, sort=sort, buy=buy, left_out=left_out
+        )
+    if fmt == "json":
+        click.echo(dumps_json(result.to_dict()))
+    elif fmt == "csv":
+        columns = VALUE_COLUMNS + (BUY_COLUMNS if buy else ())
+        click.echo(csv_text([r.to_dict(buy) for r in result.ranked], columns), nl=False)
     else:
-        models = catalog.all_models()
+        click.echo(render_value(result))
+
+
+def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
+    from planner.catalog import interconnect_label
+
     records = []
     for m in models:
         record = {c: getattr(m, c) for c in COLUMNS}
@@ -68,6 +143,7 @@ def gpus(query: str | None, include_variants: bool, fmt: str) -> None:
                 f"{m.dense_tflops:g}" if m.dense_tflops else "-",
                 f"{m.bandwidth_gbps:g}" if m.bandwidth_gbps else "-",
                 f"{m.tdp_watts:g}" if m.tdp_watts else "-",
+                interconnect_label(m),
                 f"{m.purchase_price_cny:,.0f}" if m.purchase_price_cny else "-",
                 m.purchase_price_date or "",
             ]
@@ -81,7 +157,150 @@ def gpus(query: str | None, include_variants: bool, fmt: str) -> None:
             "TFLOPS",
             "GB/s",
             "TDP W",
+            "link",
             "price CNY",
             "price date",
         ]
-        click.echo(table(rows, headers, align_right=(3, 4, 5, 6, 7)))
+        click.echo(table(rows, headers, align_right=(3, 4, 5, 6, 8)))
+
+
+VALUE_COLUMNS = (
+    "rank",
+    "gpu_model",
+    "china_variant",
+    "dense_tflops",
+    "memory_gb",
+    "cny_per_gpu_hour",
+    "tflops_per_cny_hour",
+    "memory_gb_per_cny_hour",
+    "provider",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "billing",
+    "unit_price",
+    "unit",
+    "currency",
+    "observed_at",
+    "from_snapshot",
+    "source",
+    "gpu_note",
+    "sold_out",
+)
+BUY_COLUMNS = (
+    "purchase_price_cny",
+    "purchase_price_basis",
+    "purchase_price_date",
+    "purchase_price_source",
+    "tflops_per_10k_cny",
+    "memory_gb_per_10k_cny",
+)
+
+
+def render_value(result: ValueRanking) -> str:
+    modes = " or ".join(result.billing)
+    at = f" at {', '.join(result.providers)}" if result.providers else ""
+    per = "10,000 CNY of purchase price" if result.buy else "CNY-hour"
+    by = "dense TFLOPS" if result.sort == "tflops" else "GB of memory"
+    lines = [f"GPU value: ranked by {by} per {per} (rental: cheapest {modes} price per GPU{at})"]
+    if not result.ranked:
+        lines.append(
+            "No GPU model can be ranked. Try without filters, `planner prices`, or `planner refresh`."
+        )
+    else:
+        if result.from_snapshot and result.as_of:
+            lines.append(
+                "Prices from the bundled snapshot (observed up to "
+                f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
+            )
+        elif result.as_of:
+            lines.append(f"Latest prices, observed up to {result.as_of:%Y-%m-%d}.")
+        headers = [
+            "#",
+            "GPU",
+            "TFLOPS",
+            "GB",
+            "CNY/GPU-h",
+            "where (cheapest)",
+            "TFLOPS per CNY-h",
+            "GB per CNY-h",
+        ]
+        if result.buy:
+            headers += ["purchase CNY", "TFLOPS per 10k CNY", "GB per 10k CNY"]
+        rows = [_value_cells(r, result.buy) for r in result.ranked]
+        lines.append(table(rows, headers, align_right=(0, 2, 3, 4, 6, 7, 8, 9, 10)))
+    lines.extend(_value_notes(result))
+    return "\n".join(lines)
+
+
+def _value_cells(r: ValueRow, buy: bool) -> list[str]:
+    o = r.offer
+    where = "-"
+    if o:
+        where = f"{o.provider} {short(o.instance_type, 26)} {o.billing}"
+        where += "*" if o.gpu_note else ""
+        where += " (sold out)" if o.sold_out else ""
+    cells = [
+        str(r.rank),
+        r.gpu_model + ("(V)" if r.china_variant else ""),
+        f"{r.dense_tflops:g}" if r.dense_tflops is not None else "-",
+        f"{r.memory_gb:g}",
+        money(o.cny_per_gpu_hour) if o else "-",
+        where,
+        money(r.tflops_per_cny_hour),
+        money(r.memory_gb_per_cny_hour),
+    ]
+    if buy:
+        p = r.purchase
+        price = "-" if p is None else money(p.cny, 0) + ("$" if p.basis == "usd" else "")
+        cells += [price, money(r.tflops_per_10k_cny), money(r.memory_gb_per_10k_cny)]
+    return cells
+
+
+def _value_notes(result: ValueRanking) -> list[str]:
+    notes = [
+        "",
+        "TFLOPS: dense BF16 peak (FP16 where the GPU has no BF16), no sparsity, from the catalog.",
+    ]
+    hourly = all(b in ("on_demand", "spot") for b in result.billing)
+    notes.append(
+        "CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance "
+        "(multi-GPU instances divided by their GPUs; vGPU slices left out"
+        + ("" if "spot" in result.billing else "; spot only with --billing spot")
+        + ")"
+        + ("." if hourly else "; a subscription counts per hour of its period (730 h a month), used 100%.")
+    )
+    notes.append(
+        "Offers sold out at their provider's last refresh are passed over; most providers state no stock, "
+        "and those offers count as available."
+    )
+    ranked = result.ranked
+    if any(r.offer and r.offer.sold_out for r in ranked):
+        notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
+    if any(r.offer and r.offer.gpu_note for r in ranked):
+        notes.append("* GPU model inferred from the instance family, not stated by the provider.")
+    if any(r.offer and r.offer.provider == "autodl" for r in ranked):
+        notes.append("AutoDL is a marketplace: its price is the cheapest listing for one GPU.")
+    if any(r.china_variant for r in ranked):
+        notes.append("(V) China variant (same memory, cut interconnect or compute).")
+    if result.variants_left_out:
+        notes.append(
+            f"China variants left out: {', '.join(result.variants_left_out)}; --include-variants ranks them."
+        )
+    if result.buy:
+        notes.append(
+            "purchase CNY: the catalog's price per card, with its date and source in `--format json`; "
+            "ranked by it, the rental figures alongside."
+        )
+        if any(r.purchase and r.purchase.basis == "usd" for r in ranked):
+            notes.append("$ US price at the [fx] USD rate, no China premium: real China prices are higher.")
+    if result.not_ranked:
+        by_reason: dict[str, list[str]] = {}
+        for n in result.not_ranked:
+            by_reason.setdefault(n.reason, []).append(n.gpu_model)
+        notes.append(
+            "Not ranked: "
+            + "; ".join(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+            + "."
+        )
+    return notes
