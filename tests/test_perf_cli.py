@@ -1,5 +1,6 @@
 """What a command's process loads (issue 8): a bad argument is refused before SQLAlchemy is imported,
-and a quote loads neither pandas, requests, Alembic nor the importer. Behaviour only, never timings."""
+and a quote loads neither pandas, requests, Alembic, the importer nor matplotlib. Behaviour only, never
+timings."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer")
+HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer", "matplotlib")
 
 
 def loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], str]:

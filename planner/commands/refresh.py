@@ -333,20 +333,38 @@ def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001
 @click.option("--days", type=click.IntRange(1, 36500), default=30, show_default=True, metavar="N")
 @variants_option
 @format_option
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(path_type=Path),  # checked by planner.plot.check_plot_path: one line, not click's usage
+    metavar="FILE",
+    help="Also draw the history to FILE (.png, .svg or .pdf): one step line per provider, GPU and billing.",
+)
 @click.pass_obj
-def history(app, gpu, providers, billing, days, include_variants, fmt) -> None:  # noqa: ANN001
+def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path) -> None:  # noqa: ANN001
     """How one GPU model's prices and availability changed, day by day.
 
     One row per day, provider, GPU model and billing mode: the cheapest and dearest CNY per GPU-hour
     among the instances observed that day, AutoDL's median listing, and the stock stated at the day's
     last refresh. The table folds days on which nothing changed into one row; JSON and CSV keep every day.
 
+    --plot FILE also draws it (matplotlib), in CNY per GPU-hour: a line per provider, GPU model and
+    billing mode at the day's cheapest instance, shaded up to the dearest, x on sold-out days; a
+    subscription dashed, as its price divided by the hours in its period (730 a month). The 12 cheapest
+    series are drawn and the rest counted in the title. Standard output is unchanged; one line on
+    standard error says what was written. With no price to draw it exits 1 and writes nothing.
+
     \b
     Examples:
       planner history --gpu A100
       planner history --gpu 4090 --provider autodl --days 90
       planner history --gpu H20 --billing on_demand --format csv
+      planner history --gpu A100 --days 365 --billing on_demand --plot a100.png
     """
+    if plot_path is not None:  # a bad suffix or folder is refused before SQLAlchemy is even imported
+        from planner.plot import check_plot_path
+
+        check_plot_path(plot_path)
     from db.queries import price_history
     from planner import catalog
     from planner.billing import canonical_billing
@@ -361,6 +379,8 @@ def history(app, gpu, providers, billing, days, include_variants, fmt) -> None: 
     since = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=days - 1)
     with engine.connect() as conn:
         found = price_history(conn, models, since, names or None, modes or None)
+    if plot_path is not None:
+        _plot(found, models, days, plot_path)
     records = [_history_record(r) for r in found]
     if fmt == "json":
         click.echo(dumps_json({"gpu": gpu, "gpu_models": models, "since": since, "days": records}))
@@ -377,6 +397,26 @@ def history(app, gpu, providers, billing, days, include_variants, fmt) -> None: 
         )
         return
     click.echo(render_history(found, models, days))
+
+
+def _plot(found: Sequence, models: Sequence[str], days: int, path: Path) -> None:
+    from planner.errors import PlannerError
+    from planner.plot import plot_history
+
+    if not found:
+        raise PlannerError(
+            f"no prices for {', '.join(models)} in the last {days} day(s): nothing to plot, {str(path)!r} not written",
+            hint="try a longer --days, no --provider/--billing, or `planner refresh`",
+        )
+    done = plot_history(found, models, days, path)
+    left_out = (
+        f"; {done.left_out} more left out (the {len(done.series)} cheapest drawn)" if done.left_out else ""
+    )
+    click.echo(
+        f"Wrote {path}: {len(done.series)} series over {done.span_days} day(s) "
+        f"(from {done.first_day} to {done.last_day}){left_out}.",
+        err=True,
+    )
 
 
 def _history_record(r) -> dict[str, object]:  # noqa: ANN001 - db.queries.HistoryRow
