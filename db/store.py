@@ -123,6 +123,25 @@ def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> Non
     )
 
 
+INTERRUPTED = "interrupted"
+
+
+def close_interrupted_runs(conn: Connection, kind: str) -> int:
+    """Mark every run of ``kind`` still ``running`` as ``interrupted`` (its process died: killed, power
+    cut); returns how many. Only safe while holding the lock that runs of ``kind`` take, so no live
+    run is among them. Such a run stored nothing: each run's prices commit with its ``finish_run``."""
+    result = conn.execute(
+        update(scrape_runs)
+        .where(scrape_runs.c.kind == kind, scrape_runs.c.status == "running")
+        .values(
+            status=INTERRUPTED,
+            finished_at=utcnow(),
+            error="the process stopped before the run finished (killed?); it stored nothing",
+        )
+    )
+    return int(result.rowcount or 0)
+
+
 def recorded_instances(
     conn: Connection, keys: Iterable[InstanceKey]
 ) -> dict[InstanceKey, tuple[int, str, float]]:

@@ -150,8 +150,10 @@ def run_refresh(
 ) -> RefreshSummary:
     """Refresh ``providers`` (default: all) into ``engine``; never raises for a provider's failure.
 
-    Raises ``UnknownNameError`` for a provider name we do not know and ``DatabaseError`` when the
-    database cannot record the runs at all.
+    Call it holding ``planner.locks.refresh_lock`` (the command and the scheduler do): refresh runs
+    left ``running`` by a killed process are closed as ``interrupted`` first. Raises
+    ``UnknownNameError`` for a provider name we do not know and ``DatabaseError`` when the database
+    cannot record the runs at all.
     """
     from scrapers import registry
 
@@ -168,6 +170,7 @@ def run_refresh(
     all_secrets = tuple(
         v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()
     )
+    _close_interrupted(engine, say)
     outcomes: dict[str, ProviderOutcome] = {}
     jobs: list[_Job] = []
     for name in names:
@@ -323,6 +326,16 @@ def _catalog_unknowns(scraper: Any) -> list[str]:
         except UsageError:  # UnknownNameError is one too
             unknown.append(name)
     return sorted(set(unknown))
+
+
+def _close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
+    try:
+        with engine.begin() as conn:
+            closed = store.close_interrupted_runs(conn, "refresh")
+    except sa_exc.SQLAlchemyError as err:
+        raise DatabaseError(f"cannot record runs: {_first_line(err)}", hint=WRITE_HINT) from None
+    if closed:
+        say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
 
 
 def _start_run(engine: Engine, job: _Job) -> int:

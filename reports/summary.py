@@ -15,7 +15,7 @@ import pandas as pd
 
 from reports.build import TABLES, Report
 
-PROBLEM_STATUSES = ("failed", "partial", "running")
+PROBLEM_STATUSES = ("failed", "partial", "running", "interrupted")
 
 
 @dataclass(frozen=True)

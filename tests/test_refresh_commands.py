@@ -61,6 +61,34 @@ def test_a_run_left_running_long_ago_shows_as_interrupted(engine, run_cli):
     assert "interrupted" in run_cli("runs").stdout
 
 
+def test_the_next_refresh_closes_runs_a_killed_process_left_running(engine, run_cli, tmp_path):
+    """Under the refresh lock no other refresh is alive, so a refresh run still 'running' is dead."""
+    from sqlalchemy import select
+
+    from planner.providers import PROVIDERS
+
+    with engine.begin() as conn:
+        dead = store.start_run(conn, "aliyun", "refresh")
+        importing = store.start_run(conn, "*", "import")  # not a refresh: the refresh lock says nothing
+    config = tmp_path / "off.toml"
+    config.write_text("".join(f"[providers.{name}]\nenabled = false\n" for name in PROVIDERS))
+    result = run_cli("--config", str(config), "refresh")
+    assert result.exit_code == 0, result.output
+    assert "1 earlier refresh run(s) left 'running' by a killed process marked interrupted" in result.stderr
+    with engine.connect() as conn:
+        found = {
+            r.id: r
+            for r in conn.execute(
+                select(scrape_runs.c.id, scrape_runs.c.status, scrape_runs.c.finished_at, scrape_runs.c.error)
+            )
+        }
+    assert found[dead].status == "interrupted" and found[dead].finished_at is not None
+    assert "stored nothing" in found[dead].error
+    assert found[importing].status == "running"
+    doc = json.loads(run_cli("runs", "--format", "json", "--provider", "aliyun").stdout)
+    assert [r["status"] for r in doc["runs"]] == ["skipped", "interrupted"]
+
+
 def test_runs_on_an_empty_database(run_cli):
     result = run_cli("runs")
     assert result.exit_code == 0 and "No runs yet" in result.stdout

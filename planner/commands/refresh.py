@@ -142,8 +142,8 @@ def render_summary(summary) -> str:  # noqa: ANN001 - planner.refresh.RefreshSum
 def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
     """Recent refreshes, imports and snapshot loads, newest first, and each provider's health.
 
-    A run still marked running long after [refresh] provider_timeout_s was interrupted (the process
-    was killed); it stored nothing.
+    A refresh run whose process was killed is marked interrupted by the next refresh (and shown so
+    once it is older than twice [refresh] provider_timeout_s); it stored nothing.
 
     \b
     Examples:
