@@ -203,16 +203,51 @@ def recent_prices(
     keys = set(keys)
     out: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {k: [] for k in keys}
     iids = sorted({k[0] for k in keys})
+    modes = sorted({k[1] for k in keys})  # e.g. no spot rows when no spot price is asked about
     for start in range(0, len(iids), 500):
         chunk = iids[start : start + 500]
         rows = conn.execute(
             select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price)
-            .where(prices.c.instance_id.in_(chunk), prices.c.observed_on >= since)
+            .where(
+                prices.c.instance_id.in_(chunk), prices.c.billing.in_(modes), prices.c.observed_on >= since
+            )
             .order_by(prices.c.observed_on)
         )
         for iid, billing, day, price in rows:
-            if (iid, billing) in out:
-                out[(iid, billing)].append((day, price))
+            found = out.get((iid, billing))
+            if found is not None:
+                found.append((day, price))
+    return out
+
+
+def price_ranges(
+    conn: Connection, keys: Iterable[tuple[int, str]], since: dt.date
+) -> dict[tuple[int, str], tuple[int, Decimal, Decimal]]:
+    """(observations, min, max) of the unit price observed on or after ``since`` for each (instance_id,
+    billing), aggregated in the database: the bounds a price basis can take, without the series."""
+    keys = set(keys)
+    out: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
+    iids = sorted({k[0] for k in keys})
+    modes = sorted({k[1] for k in keys})
+    for start in range(0, len(iids), 500):
+        chunk = iids[start : start + 500]
+        rows = conn.execute(
+            select(
+                prices.c.instance_id,
+                prices.c.billing,
+                func.count(),
+                func.min(prices.c.price),
+                func.max(prices.c.price),
+            )
+            .where(
+                prices.c.instance_id.in_(chunk), prices.c.billing.in_(modes), prices.c.observed_on >= since
+            )
+            .group_by(prices.c.instance_id, prices.c.billing)
+        )
+        for iid, billing, count, low, high in rows:
+            if (iid, billing) in keys:
+                # The column's own Decimal (as recent_prices reads it), so bounds equal the series' min/max.
+                out[(iid, billing)] = (int(count), _exact(low), _exact(high))
     return out
 
 
@@ -393,6 +428,10 @@ def _stock_history(
         )
         for day, provider, model, mode, known, out, idle, total in rows
     }
+
+
+def _exact(value: object) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def _decimal(value: object) -> Decimal:

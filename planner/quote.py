@@ -239,11 +239,16 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         billing=request.billing or None,
     )
     wanted_modes = set(request.billing)
+    # A vGPU slice (gpu_count < 1) cannot hold one whole GPU's job.
     rows = [r for r in rows if (r.billing != SPOT or SPOT in wanted_modes) and r.gpu_count >= 1]
-    # A vGPU slice (gpu_count < 1) cannot hold one whole GPU's job. On a median or min basis the
-    # history decides the price, so it is read for every row; on the latest, only for the options shown.
+    considered = len({r.instance_id for r in rows})
+    # On a median or min basis the history decides the price, so it is read before ranking (for the
+    # rows that can reach the top); on the latest, only for the options shown.
     on_history = request.price_basis != LATEST
-    recent = recent_prices(conn, rows, request.history_days) if on_history else {}
+    recent: dict[tuple[int, str], Recent] = {}
+    if on_history:
+        rows = _can_reach_top(conn, rows, request, days, fx)
+        recent = recent_prices(conn, rows, request.history_days)
     by_instance: dict[int, list[Option]] = {}
     hourly_by_instance: dict[int, Decimal] = {}
     monthly_by_instance: dict[int, Decimal] = {}
@@ -270,7 +275,6 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
             cheapest = replace(cheapest, subscription_breakeven_hours_per_month=breakeven)
         best.append(cheapest)
     best.sort(key=_sort_key)
-    considered = len(best)
     if request.top:
         best = best[: request.top]
     if not on_history:
@@ -287,6 +291,56 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     )
 
 
+def _can_reach_top(
+    conn: Connection, rows: list[LatestPrice], request: QuoteRequest, days: int, fx: Mapping[str, object]
+) -> list[LatestPrice]:
+    """The rows of the instances that can be among the ``top`` cheapest on a median or min basis.
+
+    A basis price lies between the window's min and max, which the database aggregates cheaply, and a
+    job's total grows with its price. So an instance whose total at its min cannot beat the top-th
+    cheapest total at the max of each instance's window is out, and only the rest need their series.
+    """
+    if not request.top:
+        return rows
+    from db import queries
+
+    ranges: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
+    by_start: dict[dt.date, list[tuple[int, str]]] = {}
+    for row in rows:
+        since = row.observed_at.date() - dt.timedelta(days=request.history_days)
+        by_start.setdefault(since, []).append((row.instance_id, row.billing))
+    for since, keys in by_start.items():
+        ranges.update(queries.price_ranges(conn, keys, since))
+    lowest: dict[int, Decimal] = {}
+    highest: dict[int, Decimal] = {}
+    for row in rows:
+        count, low, high = ranges.get((row.instance_id, row.billing), (0, row.price, row.price))
+        if count < 2:  # too little history: costed on the latest price, whatever the basis
+            low = high = row.price
+        low_total = _job_total(row, low, request, days, fx)
+        high_total = _job_total(row, high, request, days, fx)
+        lowest[row.instance_id] = min(lowest.get(row.instance_id, low_total), low_total)
+        highest[row.instance_id] = min(highest.get(row.instance_id, high_total), high_total)
+    if len(highest) <= request.top:
+        return rows
+    # Compared in cents, as options are ranked: a tie in cents is settled by the other sort keys.
+    cutoff = sorted(highest.values())[request.top - 1].quantize(CENTS)
+    return [r for r in rows if lowest[r.instance_id].quantize(CENTS) <= cutoff]
+
+
+def _job_total(
+    row: LatestPrice, price: Decimal, request: QuoteRequest, days: int, fx: Mapping[str, object]
+) -> Decimal:
+    """What the job costs in CNY on instances of ``row`` at unit ``price``, unrounded."""
+    hours = Decimal(str(request.hours))
+    if row.billing in HOURLY_MODES:
+        # Tencent's tier steps keep their ratio to the base price on every basis.
+        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
+    else:
+        per_instance = price * math.ceil(days / DAYS_PER_PERIOD[row.billing])
+    return per_instance * math.ceil(request.gpus / row.gpu_count) * fx_rate(row.currency, fx)
+
+
 def _cost(
     row: LatestPrice,
     request: QuoteRequest,
@@ -300,14 +354,8 @@ def _cost(
     hours = Decimal(str(request.hours))
     basis = request.price_basis if recent is not None else LATEST
     price = recent.price(basis) if recent is not None else row.price
-    if row.billing in HOURLY_MODES:
-        units = hours
-        # Tencent's tier steps keep their ratio to the base price on every basis.
-        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
-    else:
-        units = Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
-        per_instance = price * units
-    total = per_instance * instances * fx_rate(row.currency, fx)
+    units = hours if row.billing in HOURLY_MODES else Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
+    total = _job_total(row, price, request, days, fx)
     return Option(
         provider=row.provider,
         region=row.region,

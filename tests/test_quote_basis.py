@@ -212,3 +212,37 @@ def test_an_unknown_basis_is_one_line_and_exit_2(run_cli, basis):
     assert result.exit_code == 2
     assert f"unknown price basis {basis!r}" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_top_k_on_a_basis_equals_the_first_k_of_the_whole_ranking(engine, tmp_path, seed):
+    """Instances that cannot reach the top are left out before their series is read
+    (quote._can_reach_top); what is shown must not change. Prices come from a small set, so ties
+    in cents are common and the other sort keys settle them."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    for n in range(30):
+        gpus = rng.choice([1, 2, 8])
+        for billing, scale in (("on_demand", 1), ("monthly", 400)):
+            if billing == "monthly" and rng.random() < 0.5:
+                continue
+            days = rng.sample(range(1, 31), rng.randint(1, 6))
+            rows += [
+                price_row(
+                    instance_type=f"I{n:02d}",
+                    gpu_count=gpus,
+                    billing=billing,
+                    price=str(rng.choice([20, 21, 22, 25, 30]) * gpus * scale),
+                    observed_at=f"2026-10-{d:02d}",
+                )
+                for d in days
+            ]
+    load(engine, tmp_path, rows)
+    for basis in ("median", "min"):
+        whole = run(engine, hours=300, gpus=4, price_basis=basis)
+        for k in (1, 3, 10):
+            top = run(engine, hours=300, gpus=4, price_basis=basis, top=k)
+            assert top.options == whole.options[:k], (basis, k)
+            assert top.considered == whole.considered == 30
