@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "providers",
         "Providers, their mode and what to set to see more.",
     ),
-    "history": ("planner.commands.refresh", "history", "How one GPU's prices and availability changed."),
+    "history": ("planner.commands.history", "history", "How one GPU's prices and availability changed."),
     "estimate": ("planner.commands.workload", "estimate", "Memory, GPUs and GPU-hours for a workload."),
     "plan": (
         "planner.commands.workload",

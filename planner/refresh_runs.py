@@ -1,0 +1,143 @@
+"""The ``scrape_runs`` rows of a refresh, and the records a refresh passes around.
+
+``Job`` is one provider to scrape, ``Scraped`` what its worker thread hands back, ``ProviderOutcome`` how
+it ended. A refresh closes the runs a killed process left ``running`` (``interrupted``), opens one run
+per provider, and ends it ``skipped``, ``failed`` (here) or ``ok``/``partial``
+(``planner.refresh_store``). A run row the database cannot record at the start is a ``DatabaseError``:
+nothing was refreshed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import Engine
+
+from db import store
+from planner.errors import DatabaseError
+from planner.normalize import Normalized
+from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
+
+WRITE_HINT = (
+    "nothing was refreshed; check that the disk has room and the database (file or server) is writable"
+)
+
+
+@dataclass(frozen=True)
+class ProviderOutcome:
+    """How one provider's refresh ended (one ``scrape_runs`` row)."""
+
+    provider: str
+    status: str  # "ok" | "partial" | "failed" | "skipped"
+    offers: int  # offers the provider returned (before normalisation)
+    stored: int  # new price observations
+    changed: int  # of those, prices that differ from the previous observation
+    seconds: float
+    error: str | None
+    unknown_gpus: tuple[str, ...]
+    run_id: int | None
+    mode: str | None = None  # "public" | "account", "/replay" appended when replayed
+    skipped: int = 0  # offers not stored: skipped by the scraper, unknown GPU, refused, conflicting
+    already_present: int = 0  # offers already observed today
+    availability: int = 0  # stock observations stored
+    flagged: tuple[str, ...] = ()  # prices that moved more than tenfold (stored, but look at them)
+    notes: tuple[str, ...] = ()  # lines for the summary: warnings, notes, what was skipped and why
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status in ("ok", "partial", "skipped")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Job:
+    """One provider to scrape: its class, settings, client options, and its run row once started."""
+
+    name: str
+    cls: Any
+    settings: Any
+    mode: str
+    client_kw: dict[str, Any]
+    run_id: int = 0  # set when the run row is opened
+    started: float = 0.0
+    secrets: tuple[str, ...] = ()
+
+
+@dataclass
+class Scraped:
+    """What a worker thread hands back."""
+
+    name: str
+    result: Any = None  # scrapers.registry.ScrapeResult
+    normalized: Normalized | None = None
+    catalog_unknown: list[str] = field(default_factory=list)
+    crash: str | None = None
+
+
+def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
+    try:
+        with engine.begin() as conn:
+            closed = store.close_interrupted_runs(conn, "refresh")
+    except sa_exc.SQLAlchemyError as err:
+        raise DatabaseError(f"cannot record runs: {first_line(err)}", hint=WRITE_HINT) from None
+    if closed:
+        say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
+
+
+def start_run(engine: Engine, job: Job) -> int:
+    try:
+        with engine.begin() as conn:
+            return store.start_run(conn, job.name, "refresh", source=_source(job), mode=job.mode)
+    except sa_exc.SQLAlchemyError as err:
+        raise DatabaseError(f"cannot record the {job.name} run: {first_line(err)}", hint=WRITE_HINT) from None
+
+
+def _source(job: Job) -> str:
+    if job.client_kw.get("from_raw_dir"):
+        return f"replay of {job.client_kw['from_raw_dir']}"
+    base = job.settings.base_url
+    return f"live via {base}" if base else "live"
+
+
+def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
+    try:
+        with engine.begin() as conn:
+            run_id = store.start_run(conn, name, "refresh")
+            store.finish_run(conn, run_id, "skipped", error=reason)
+    except sa_exc.SQLAlchemyError as err:
+        raise DatabaseError(f"cannot record the {name} run: {first_line(err)}", hint=WRITE_HINT) from None
+    return ProviderOutcome(name, "skipped", 0, 0, 0, 0.0, reason, (), run_id)
+
+
+def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> ProviderOutcome:
+    error = clean(scrub(error, job.secrets), MAX_TEXT_CHARS)
+    seconds = round(time.monotonic() - job.started, 3)
+    notes = tuple(
+        clean(scrub(n, job.secrets), MAX_TEXT_CHARS, keep_lines=True) for n in extra.pop("notes", ())
+    )
+    unknown = tuple(clean(u, MAX_NAME_CHARS) for u in extra.pop("unknown_gpus", ()))
+    try:
+        with engine.begin() as conn:
+            store.finish_run(
+                conn,
+                job.run_id,
+                "failed",
+                error=error,
+                offers_seen=offers,
+                offers_skipped=extra.get("skipped", 0),
+                unknown_gpus=", ".join(unknown) or None,
+                notes="\n".join(notes) or None,
+                mode=job.mode,
+            )
+    except sa_exc.SQLAlchemyError:
+        pass  # the run row stays "running"; the summary still says what happened
+    return ProviderOutcome(
+        job.name, "failed", offers, 0, 0, seconds, error, unknown, job.run_id, job.mode, notes=notes, **extra
+    )

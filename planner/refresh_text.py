@@ -1,0 +1,53 @@
+"""Text for a refresh's summary and run rows: lists cut short, control characters and secrets removed.
+
+Text that reaches the run row (errors, notes, unknown GPU names) is cleaned of control characters
+and capped, so a provider's junk cannot make the database refuse the row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+MAX_LISTED = 5  # names listed per summary line before "and N more"
+MAX_NAME_CHARS = 80  # a name quoted in a note (an unknown GPU, say) is cut here
+MAX_TEXT_CHARS = 4000  # an error or the notes of one run
+
+
+def by_reason(issues: Sequence[Any]) -> str:
+    """ "GPU count unknown from the name: ecs.a, ecs.b and 3 more; ..." from skipped Issues."""
+    reasons: dict[str, list[str]] = {}
+    for issue in issues:
+        itype, message = issue.instance_type, issue.message
+        if itype and itype in message:
+            message = message.split(itype, 1)[1].lstrip(" :") or message
+        names = reasons.setdefault(message, [])
+        if itype and itype not in names:
+            names.append(itype)
+    return "; ".join(
+        f"{reason} ({listed(names, ', ')})" if names else reason for reason, names in reasons.items()
+    )
+
+
+def listed(items: Sequence[str], sep: str = "; ") -> str:
+    shown = sep.join(items[:MAX_LISTED])
+    return shown + (f"; and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+def first_line(err: Exception) -> str:
+    text = str(getattr(err, "orig", None) or err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def clean(text: str, limit: int, keep_lines: bool = False) -> str:
+    """``text`` without control characters (NUL is refused by PostgreSQL), cut to ``limit`` characters."""
+    kept = "\n" if keep_lines else ""
+    text = "".join(c if c in kept or not (ord(c) < 32 or ord(c) == 127) else " " for c in str(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
