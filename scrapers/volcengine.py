@@ -272,7 +272,9 @@ def build_offers(
                 gpu_memory_gb=gpu.memory_gb,
                 vcpus=item.vcpus,
                 memory_gb=item.memory_gb,
-                stock_status="available" if item.zones else None,
+                # The calculator's AvailableZone lists where a type is sold, not what is in stock
+                # now: no stock is claimed (quote would print "available"); the zones ride in extra.
+                stock_status=None,
                 source=source,
                 extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)},
             )

@@ -125,7 +125,8 @@ def test_public_join_prices_documented_types_and_reports_the_rest():
         Decimal("8.68"),
         "instance",
     )
-    assert hourly.stock_status == "available" and hourly.vcpus == 14
+    assert hourly.stock_status is None and hourly.vcpus == 14  # zones sold in, not stock
+    assert hourly.extra["zones"]
     assert "GPU count is unknown" in out.skipped["ecs.pni2.3xlarge"]
     assert "inferred" in out.skipped["ecs.pni2.3xlarge"]
     assert "unmapped" in out.skipped["ecs.gnx9.xlarge"]
