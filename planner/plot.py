@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import SUBSCRIPTION_MODES, hours_per_unit
 from planner.errors import PlannerError, UsageError
+from planner.files import written_whole
 
 if TYPE_CHECKING:  # the type only: drawing needs no database
     from db.queries import HistoryRow
@@ -296,15 +297,11 @@ def _label(s: Series, with_model: bool) -> str:
 
 def _save_atomically(fig, target: Path, fmt: str) -> None:  # noqa: ANN001
     """Write beside the target, then rename: the target is whole or untouched, and no temp file stays."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
+        with written_whole(target) as tmp, open(tmp, "wb") as fh:
             fig.savefig(fh, format=fmt)
-        os.replace(tmp, target)
     except OSError as err:
         raise PlannerError(
             f"cannot write {str(target)!r}: {err.strerror or err}; nothing was written",
             hint="check the disk has room",
         ) from None
-    finally:
-        tmp.unlink(missing_ok=True)

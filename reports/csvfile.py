@@ -9,11 +9,12 @@ written as numbers and left alone: -12.5 in a percentage column stays the number
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from planner.files import written_whole
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly
@@ -50,12 +51,8 @@ def number_text(value: float) -> str:
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write ``frame`` to ``path`` (header row first), atomically: readers never see half a file."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with written_whole(path) as tmp:
         neutralised(frame).to_csv(
             tmp, index=False, encoding=ENCODING, lineterminator="\n", float_format=number_text
         )
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path

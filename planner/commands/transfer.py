@@ -7,9 +7,9 @@ file beside the target and renames it, so the file is whole or untouched.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -85,6 +85,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     from db.queries import export_rows
     from planner import catalog
     from planner.errors import PlannerError, UsageError
+    from planner.files import written_whole
     from planner.importer import COLUMNS
     from planner.output import to_jsonable
     from planner.providers import canonical_provider
@@ -92,14 +93,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]
     engine = app.engine()
-    tmp = Path(out).with_name(f".{Path(out).name}.{os.getpid()}.tmp") if out else None
-    try:
-        fh = open(tmp, "w", encoding="utf-8", newline="") if tmp else sys.stdout  # noqa: SIM115
-    except OSError as err:
-        raise UsageError(
-            f"cannot write {out!r}: {err.strerror}", hint="check that the folder exists and is writable"
-        ) from None
-    try:
+
+    def write(fh: TextIO) -> int:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(COLUMNS)
         count = 0
@@ -111,18 +106,27 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
                 values[8] = values[8].isoformat()
                 writer.writerow(["" if v is None else v for v in values])
                 count += 1
-        if tmp and out:
-            fh.close()
-            os.replace(tmp, out)
+        return count
+
+    try:
+        if not out:
+            count = write(sys.stdout)
+        else:
+            with written_whole(Path(out)) as tmp:
+                try:
+                    fh = open(tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+                except OSError as err:
+                    raise UsageError(
+                        f"cannot write {out!r}: {err.strerror}",
+                        hint="check that the folder exists and is writable",
+                    ) from None
+                with fh:
+                    count = write(fh)
     except OSError as err:
         raise PlannerError(
             f"cannot write {out or 'the export'!r}: {err.strerror or err}; nothing was written",
             hint="check the disk has room",
         ) from None
-    finally:
-        if tmp:
-            fh.close()
-            tmp.unlink(missing_ok=True)
     if out:
         click.echo(f"Exported {count} price observation(s) to {out}.", err=True)
 
