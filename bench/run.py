@@ -59,6 +59,10 @@ COMMANDS: dict[str, list[str]] = {
         "--task",
         "lora",
     ],
+    "gpus --value": ["gpus", "--value"],
+    "history --gpu A100 --days 90 --plot FILE": [
+        *("history", "--gpu", "A100", "--days", "90", "--plot", "{home}/a100.png"),
+    ],
     "report --out DIR": ["report", "--out", "{home}/report"],
 }
 EXPECTED_EXIT = {"argument error (--hours -1)": 2}
@@ -67,6 +71,9 @@ TARGETS_S = {
     "argument error (--hours -1)": 0.25,
     "plan --params 7B --tokens 1B --task lora": 2.0,
     "report --out DIR": 5.0,
+    # Not issue 8's: every model's latest prices, and a chart (matplotlib alone takes ~0.5 s to load).
+    "gpus --value": 1.0,
+    "history --gpu A100 --days 90 --plot FILE": 3.0,
 }
 QUOTE_MAX_RATIO, QUOTE_MAX_MB, MAX_GROWTH, IMPORT_MIN_ROWS_PER_S = 1.5, 150, 0.20, 50_000
 
