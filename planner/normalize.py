@@ -28,6 +28,7 @@ MAX_GPUS_PER_INSTANCE = 64
 SIX_PLACES = Decimal("0.000001")
 # What the price columns hold (Numeric(18, 6)): a price must stay below this whatever the currency.
 MAX_STORABLE_PRICE = Decimal(10) ** 12
+MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
 # Control characters (NUL breaks PostgreSQL text, a newline or tab breaks a table or a CSV row).
@@ -50,6 +51,8 @@ def parse_price(value: object) -> Decimal:
         raise PriceRejected(f"price {value!r} is not a finite number")
     if price <= 0:
         raise PriceRejected(f"price {value!r} must be greater than zero")
+    if price < MIN_STORABLE_PRICE:
+        raise PriceRejected(f"price {value!r} rounds to zero at the six decimal places stored")
     if price >= MAX_STORABLE_PRICE:
         raise PriceRejected(f"price {str(value)[:30]!r} is too large to be a price")
     return price

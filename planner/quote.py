@@ -335,7 +335,8 @@ def _job_total(
     hours = Decimal(str(request.hours))
     if row.billing in HOURLY_MODES:
         # Tencent's tier steps keep their ratio to the base price on every basis.
-        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
+        scale = price / row.price if row.tiers and row.price else Decimal(1)
+        per_instance = tiered_cost(price, tiers_of(row.tiers, scale), hours)
     else:
         per_instance = price * math.ceil(days / DAYS_PER_PERIOD[row.billing])
     return per_instance * math.ceil(request.gpus / row.gpu_count) * fx_rate(row.currency, fx)

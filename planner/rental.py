@@ -128,7 +128,8 @@ def rental_cost(
     days = math.ceil(hours_f / HOURS_PER_DAY)
     if row.billing in HOURLY_MODES:
         units = hours
-        per_instance = tiered_cost(price, tiers_of(row.tiers, price / row.price), hours)
+        scale = price / row.price if row.tiers and row.price else Decimal(1)
+        per_instance = tiered_cost(price, tiers_of(row.tiers, scale), hours)
     else:
         units = Decimal(math.ceil(days / DAYS_PER_PERIOD[row.billing]))
         per_instance = price * units

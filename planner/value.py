@@ -235,7 +235,9 @@ def value_ranking(
         if price.gpu_count < 1:  # a vGPU slice is not a GPU
             vgpu_only.add(price.gpu_model)
             continue
-        offers.setdefault(price.gpu_model, []).append(offer_of(price, fx))
+        offer = offer_of(price, fx)
+        if offer.cny_per_gpu_hour > 0:  # a price that rounds to nothing says nothing of value
+            offers.setdefault(price.gpu_model, []).append(offer)
     for found in offers.values():
         found.sort(key=_offer_key)
     cheapest = _cheapest_available(conn, offers)

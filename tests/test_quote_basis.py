@@ -246,3 +246,26 @@ def test_top_k_on_a_basis_equals_the_first_k_of_the_whole_ranking(engine, tmp_pa
             top = run(engine, hours=300, gpus=4, price_basis=basis, top=k)
             assert top.options == whole.options[:k], (basis, k)
             assert top.considered == whole.considered == 30
+
+
+def test_a_price_stored_as_zero_neither_crashes_quote_nor_gpus_value(engine, tmp_path, run_cli):
+    """Prices are NUMERIC(18, 6); a database written before smaller ones were refused may hold 0."""
+    from sqlalchemy import update
+
+    from db.schema import prices
+
+    load(engine, tmp_path, [price_row(instance_type="ZERO"), price_row(instance_type="REAL", price="30")])
+    with engine.begin() as conn:
+        conn.execute(update(prices).where(prices.c.price == Decimal("28.64")).values(price=0))
+    assert [o.total_cny for o in run(engine, hours=10).options] == [Decimal("0.00"), Decimal("300.00")]
+    result = run_cli("gpus", "--value", "--gpu", "A100", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (ranked,) = json.loads(result.stdout)["ranked"]
+    assert ranked["instance_type"] == "REAL"
+
+
+def test_a_price_that_rounds_to_zero_is_refused_on_import(run_cli, tmp_path):
+    path = write_csv(tmp_path / "p.csv", [price_row(price="0.0000001")])
+    result = run_cli("import", str(path))
+    assert result.exit_code == 2
+    assert "rounds to zero at the six decimal places stored" in result.output
