@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exists, func, select, true
 from sqlalchemy.engine import Connection
@@ -283,6 +284,22 @@ def latest_availability(
         for iid, billing, status, idle, total, observed_at in rows:
             if (iid, billing) in keys:
                 out[(iid, billing)] = Availability(status, idle, total, observed_at)
+    return out
+
+
+def current_availability(conn: Connection, priced: Iterable[Any]) -> dict[tuple[int, str], Availability]:
+    """``latest_availability`` for priced rows (anything with ``instance_id``, ``billing`` and
+    ``observed_at``: a latest price, a quote option, a rental), leaving out stock stated before the
+    price's own day. A provider that stops stating stock, or a scraper that stops claiming it (the
+    Volcengine calculator's zone list), must not keep an old claim alive beside today's price."""
+    priced = list(priced)
+    found = latest_availability(conn, [(p.instance_id, p.billing) for p in priced]) if priced else {}
+    out = {}
+    for p in priced:
+        key = (p.instance_id, p.billing)
+        stock = found.get(key)
+        if stock is not None and stock.observed_at.date() >= p.observed_at.date():
+            out[key] = stock
     return out
 
 

@@ -427,7 +427,7 @@ def _with_availability(conn: Connection, options: list[Option], gpus: int) -> li
         return options
     from db import queries
 
-    found = queries.latest_availability(conn, [(o.instance_id, o.billing) for o in options])
+    found = queries.current_availability(conn, options)
     out = []
     for option in options:
         stock = found.get((option.instance_id, option.billing))

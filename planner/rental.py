@@ -180,7 +180,7 @@ def with_stock(conn: Connection, rentals: Sequence[Rental]) -> list[Rental]:
     """The rentals with the provider's latest stock attached (one bounded query)."""
     if not rentals:
         return []
-    found = queries.latest_availability(conn, [(r.instance_id, r.billing) for r in rentals])
+    found = queries.current_availability(conn, rentals)
     return [_stocked(r, found.get((r.instance_id, r.billing))) for r in rentals]
 
 
@@ -243,7 +243,7 @@ def rental_curve(
         if r.billing != SPOT or SPOT in modes
     ]
     recent = recent_prices(conn, rows, history_days) if basis != "latest" else {}
-    stock = queries.latest_availability(conn, [(r.instance_id, r.billing) for r in rows]) if rows else {}
+    stock = queries.current_availability(conn, rows)
     return RentalCurve(gpu.name, gpus, tuple(rows), recent, fx, basis, stock, bool(providers or billing))
 
 

@@ -377,8 +377,7 @@ def _cheapest_available(conn: Connection, offers: Mapping[str, list[Offer]]) -> 
     from db import queries
 
     candidates = {name: found[:STOCK_CANDIDATES] for name, found in offers.items()}
-    keys = [(o.instance_id, o.billing) for found in candidates.values() for o in found]
-    stock = queries.latest_availability(conn, keys) if keys else {}
+    stock = queries.current_availability(conn, [o for found in candidates.values() for o in found])
     out = {}
     for name, found in candidates.items():
         marked = [replace(o, sold_out=_sold_out(o, stock.get((o.instance_id, o.billing)))) for o in found]

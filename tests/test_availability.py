@@ -204,3 +204,38 @@ def test_quote_imports_neither_requests_nor_the_scrapers(tmp_path):
     ).stdout  # fmt: skip
     assert "HEAVY []" in out, out
     assert "Recommendation:" in out
+
+
+def test_stock_stated_before_the_prices_own_day_is_not_shown(engine, run_cli):
+    """A scraper that stops claiming stock (Volcengine's zone list, 2026-11) must not leave its last
+    claim beside every later price; stock from the price's own day still shows."""
+
+    def refresh_day(day: int, stock: str | None) -> None:
+        with engine.begin() as conn:
+            run_id = store.start_run(conn, "volcengine", "refresh")
+            row = store.InstanceRow(
+                "volcengine", "cn-beijing", "ecs.gni3.xlarge", "A100-80GB", 1, 16, 128, None
+            )
+            ids = store.upsert_instances(conn, [row])
+            (key,) = ids
+            at = dt.datetime(2026, 11, day, 3)
+            price = store.PriceRow(key, "on_demand", Decimal(30), "CNY", "hour", Decimal(30), at)
+            store.insert_prices(conn, [price], ids, run_id)
+            if stock:
+                store.insert_availability(
+                    conn, [store.AvailabilityRow(key, "on_demand", at, stock)], ids, run_id
+                )
+            store.finish_run(conn, run_id, "ok")
+
+    args = ("--gpu", "A100-80GB", "--format", "json")
+    refresh_day(1, "available")
+    assert json.loads(run_cli("quote", *args, "--hours", "10").stdout)["options"][0]["availability"]
+    refresh_day(29, None)
+    (option,) = json.loads(run_cli("quote", *args, "--hours", "10").stdout)["options"]
+    assert option["observed_at"].startswith("2026-11-29") and option["availability"] is None
+    (row,) = json.loads(run_cli("prices", *args).stdout)
+    assert row["availability"] is None
+    assert "available" not in run_cli("quote", "--gpu", "A100-80GB", "--hours", "10").stdout
+    refresh_day(30, "sold_out")
+    (option,) = json.loads(run_cli("quote", *args, "--hours", "10").stdout)["options"]
+    assert option["availability"]["stock_status"] == "sold_out" and option["unavailable"] is True

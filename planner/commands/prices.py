@@ -56,7 +56,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
       planner prices --gpu A100 --provider aliyun --billing on_demand
       planner prices --gpu 4090 --include-variants --format csv > prices.csv
     """
-    from db.queries import latest_availability, latest_prices
+    from db.queries import current_availability, latest_prices
     from planner import catalog
     from planner.billing import canonical_billing
     from planner.commands.quote import stock_text
@@ -74,7 +74,7 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
         found = latest_prices(
             conn, models or None, provider_names or None, list(regions) or None, modes or None
         )
-        stock = latest_availability(conn, [(p.instance_id, p.billing) for p in found])
+        stock = current_availability(conn, found)
     records: list[dict[str, Any]] = [
         {
             "provider": p.provider,
