@@ -19,7 +19,7 @@ from planner import catalog
 from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
 from planner.estimate import Estimate, estimate
-from planner.providers import canonical_provider
+from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.quote import MAX_HOURS
 from planner.rental import (
     HISTORY_DAYS,
@@ -40,18 +40,28 @@ if TYPE_CHECKING:  # pragma: no cover
 STOCK_CANDIDATES = 5  # per GPU model, the cheapest rentals whose stock is checked
 ACROSS_INSTANCES = " + network"  # GPUs on different machines talk over the provider's network
 NETWORK_ONLY = "network only"  # one GPU per instance: nothing but the network joins them
+ONE_MACHINE = " (one machine)"  # a marketplace's GPUs, as many as one of its machines holds
 
 
-def link_between(model: GpuModel, gpus_per_instance: int, instances: int) -> tuple[str | None, float | None]:
+def link_between(
+    model: GpuModel, gpus_per_instance: int, instances: int, per_gpu_listing: bool = False
+) -> tuple[str | None, float | None]:
     """How the GPUs of a rental talk: (label, NVLink GB/s they use), or (None, None) for a single GPU.
 
     Inside one instance, the model's link (``catalog.interconnect_label``, per GPU model: the instance's
     actual packaging, SXM or PCIe, is not known); across instances, the provider's network too, so
     ``link_between(H800, 8, 2) == ("NVLink (cut) 400 GB/s + network", 400.0)`` and 1-GPU instances give
-    ``("network only", None)``.
+    ``("network only", None)``. A marketplace's per-GPU listings (``per_gpu_listing``, AutoDL) are GPUs
+    of shared machines: up to ``MARKET_MACHINE_GPUS`` of them can be rented on one machine and talk over
+    its link, more need the network too.
     """
-    if gpus_per_instance * instances <= 1:
+    gpus = gpus_per_instance * instances
+    if gpus <= 1:
         return None, None
+    if per_gpu_listing and gpus_per_instance == 1:
+        if gpus <= MARKET_MACHINE_GPUS:
+            return catalog.interconnect_label(model) + ONE_MACHINE, model.nvlink_gbps_bidir
+        return catalog.interconnect_label(model) + ACROSS_INSTANCES, model.nvlink_gbps_bidir
     if gpus_per_instance <= 1:
         return NETWORK_ONLY, None
     label = catalog.interconnect_label(model) + (ACROSS_INSTANCES if instances > 1 else "")
@@ -102,7 +112,8 @@ class PlanOption:
     def link(self) -> tuple[str | None, float | None]:
         """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
         r = self.rental
-        return link_between(catalog.get_model(r.gpu_model), r.gpus_per_instance, r.instances)
+        listing = r.provider in MARKETPLACES
+        return link_between(catalog.get_model(r.gpu_model), r.gpus_per_instance, r.instances, listing)
 
     def to_dict(self) -> dict[str, Any]:
         e = self.estimate
@@ -119,7 +130,7 @@ class PlanOption:
             "wall_hours": self.rental.hours,
             "total_cny": self.rental.total_cny,
             "cny_per_gpu_hour": self.rental.cny_per_gpu_hour,
-            "interconnect": interconnect,
+            "link": interconnect,
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,

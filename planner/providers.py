@@ -11,6 +11,11 @@ import difflib
 from planner.errors import UnknownNameError
 
 PROVIDERS: tuple[str, ...] = ("aliyun", "tencent", "volcengine", "autodl")
+# Marketplaces sell GPUs of shared machines one by one: their "instance" is one GPU (normalize.py), and
+# a job of N GPUs can sit on one machine while N fits it. AutoDL's market search lists machines with
+# gpu_number 8 (shared/reference/samples/autodl_machine_search.json).
+MARKETPLACES: frozenset[str] = frozenset({"autodl"})
+MARKET_MACHINE_GPUS = 8
 
 _ALIASES = {
     "alibaba": "aliyun",

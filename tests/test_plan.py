@@ -225,6 +225,20 @@ def test_link_between(gpu, per_instance, instances, label, nvlink):
     assert link_between(get_model(gpu), per_instance, instances) == (label, nvlink)
 
 
+@pytest.mark.parametrize(
+    ("gpu", "gpus", "label", "nvlink"),
+    [
+        ("RTX4090-24GB", 4, "PCIe only (one machine)", None),
+        ("A800-80GB", 8, "NVLink (cut) 400 GB/s (one machine)", 400),
+        ("A800-80GB", 16, "NVLink (cut) 400 GB/s + network", 400),  # no market machine holds 16
+        ("H20-96GB", 1, None, None),
+    ],
+)
+def test_a_marketplaces_per_gpu_listings_can_share_one_machine(gpu, gpus, label, nvlink):
+    """AutoDL's 'instance' is one GPU of a machine of up to 8: up to 8 rented together sit on one."""
+    assert link_between(get_model(gpu), 1, gpus, per_gpu_listing=True) == (label, nvlink)
+
+
 def test_options_say_how_their_gpus_talk(priced):
     got = {o.estimate.gpu: o for o in run_plan(priced).options}
     assert {g: o.link for g, o in got.items()} == {
@@ -234,8 +248,8 @@ def test_options_say_how_their_gpus_talk(priced):
         "A100-80GB": (None, None),
     }
     doc = got["H800-80GB"].to_dict()
-    assert (doc["interconnect"], doc["nvlink_gbps_bidir"]) == ("NVLink (cut) 400 GB/s", 400)
-    assert got["A100-80GB"].to_dict()["interconnect"] is None
+    assert (doc["link"], doc["nvlink_gbps_bidir"]) == ("NVLink (cut) 400 GB/s", 400)
+    assert got["A100-80GB"].to_dict()["link"] is None
     big = run_plan(priced, workload=Workload(70e9, "full", 1e9), gpus=["H800"])
     assert (big.options[0].rental.instances, big.options[0].rental.gpus_per_instance) == (2, 8)
     assert big.options[0].link == ("NVLink (cut) 400 GB/s + network", 400)

@@ -235,7 +235,7 @@ def test_plan_shows_the_link_beside_multi_gpu_options(run_cli, tmp_path):
     assert LINK_NOTE in table and "a PCIe-packaged instance may have less" in table
     assert "over the provider's network, not NVLink" in table
     doc = json.loads(ok(run_cli(*LORA_1B, "--format", "json")))
-    got = {o["gpu_model"]: (o["interconnect"], o["nvlink_gbps_bidir"]) for o in doc["options"]}
+    got = {o["gpu_model"]: (o["link"], o["nvlink_gbps_bidir"]) for o in doc["options"]}
     assert got == {
         "A800-80GB": ("NVLink (cut) 400 GB/s", 400),
         "RTX4090-24GB": ("PCIe only", None),
@@ -243,11 +243,11 @@ def test_plan_shows_the_link_beside_multi_gpu_options(run_cli, tmp_path):
         "T4-16GB": ("network only", None),
     }
     rows = {r["gpu_model"]: r for r in csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv"))))}
-    assert (rows["A800-80GB"]["interconnect"], rows["A800-80GB"]["nvlink_gbps_bidir"]) == (
+    assert (rows["A800-80GB"]["link"], rows["A800-80GB"]["nvlink_gbps_bidir"]) == (
         "NVLink (cut) 400 GB/s",
         "400.0",
     )
-    assert (rows["A100-80GB"]["interconnect"], rows["A100-80GB"]["nvlink_gbps_bidir"]) == ("", "")
+    assert (rows["A100-80GB"]["link"], rows["A100-80GB"]["nvlink_gbps_bidir"]) == ("", "")
 
 
 def test_plan_link_across_instances_and_single_gpu_plans(run_cli, tmp_path):
@@ -257,7 +257,7 @@ def test_plan_link_across_instances_and_single_gpu_plans(run_cli, tmp_path):
     assert plan_cells(table, "A800-80GB")[3:5] == ["2 x 8", "NVLink (cut) 400 GB/s + network"]
     assert "(2 x aliyun A800x8, on_demand; NVLink (cut) 400 GB/s + network)" in table  # the Cheapest line
     doc = json.loads(ok(run_cli(*big, "--gpu", "A800", "--format", "json")))
-    assert doc["options"][0]["interconnect"] == "NVLink (cut) 400 GB/s + network"
+    assert doc["options"][0]["link"] == "NVLink (cut) 400 GB/s + network"
     assert doc["options"][0]["nvlink_gbps_bidir"] == 400  # inside each 8-GPU instance
     single = ok(run_cli(*LORA_1B, "--gpu", "A100"))
     assert plan_cells(single, "A100-80GB")[4] == "-"

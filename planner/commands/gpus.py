@@ -26,6 +26,7 @@ COLUMNS = (
     "has_bf16",
     "tdp_watts",
     "interconnect",
+    "link",
     "nvlink_gbps_bidir",
     "purchase_price_cny",
     "purchase_price_usd",
@@ -126,7 +127,8 @@ def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
 
     records = []
     for m in models:
-        record = {c: getattr(m, c) for c in COLUMNS}
+        record = {c: getattr(m, c) for c in COLUMNS if c != "link"}
+        record["link"] = interconnect_label(m)  # the label plan shows; "interconnect" is the spec text
         record["aliases"] = list(m.aliases)
         records.append(record)
     if fmt == "json":

@@ -18,6 +18,7 @@ from planner.commands.options import billing_option, format_option, gpu_filter_o
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
 from planner.output import csv_text, dumps_json, money, short, table
+from planner.providers import MARKET_MACHINE_GPUS
 from planner.units import format_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -322,7 +323,7 @@ def plan(
 PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
-    "total_cny", "cny_per_gpu_hour", "interconnect", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
+    "total_cny", "cny_per_gpu_hour", "link", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
     "observed_at", "source", "from_snapshot",
 )  # fmt: skip
 
@@ -341,7 +342,7 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         pareto=o.pareto,
         trend=r.recent.trend if r.recent else None,
     )
-    row["interconnect"], row["nvlink_gbps_bidir"] = o.link
+    row["link"], row["nvlink_gbps_bidir"] = o.link
     return row
 
 
@@ -394,7 +395,9 @@ def render_plan(p: Plan) -> str:
         lines.append(
             "'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a "
             "PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': "
-            "between instances, over the provider's network, not NVLink, so expect a lower MFU."
+            "between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': "
+            f"a marketplace's (AutoDL) GPUs rented together on one of its machines (up to {MARKET_MACHINE_GPUS}), "
+            "which needs that many idle on one machine."
         )
     return "\n".join(lines)
 
