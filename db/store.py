@@ -136,7 +136,8 @@ def close_interrupted_runs(conn: Connection, kind: str) -> int:
         .values(
             status=INTERRUPTED,
             finished_at=utcnow(),
-            error="the process stopped before the run finished (killed?); it stored nothing",
+            error="the run never recorded its end (the process was killed, or could not write to the "
+            "database then); it stored nothing",
         )
     )
     return int(result.rowcount or 0)

@@ -72,11 +72,13 @@ class Observed(Protocol):
     def observed_at(self) -> dt.datetime: ...
 
 
-def check_basis(basis: str) -> str:
-    """The basis, lower-cased; a one-line error naming the choices for anything else."""
+def check_basis(basis: str, given_by: str = "--price-basis") -> str:
+    """The basis, lower-cased; a one-line error naming where it came from and the choices otherwise."""
     cleaned = basis.strip().lower()
     if cleaned not in PRICE_BASES:
-        raise UsageError(f"unknown price basis {basis!r}", f"choose one of {', '.join(PRICE_BASES)}")
+        raise UsageError(
+            f"{given_by}: unknown price basis {basis!r}", f"choose one of {', '.join(PRICE_BASES)}"
+        )
     return cleaned
 
 

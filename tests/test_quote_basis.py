@@ -185,6 +185,7 @@ def test_json_and_csv_carry_basis_latest_price_and_trend(run_cli, tmp_path):
 
     table = list(csv.DictReader(io.StringIO(run_cli(*args, "--format", "csv").output.lstrip("\ufeff"))))
     row = next(r for r in table if r["instance_type"] == "RISING")
+    assert (row["history_first"], row["history_last"]) == ("20", "25")
     assert (row["price_basis"], row["trend"], row["history_median"], row["history_observations"]) == (
         "median",
         "up",
@@ -269,3 +270,11 @@ def test_a_price_that_rounds_to_zero_is_refused_on_import(run_cli, tmp_path):
     result = run_cli("import", str(path))
     assert result.exit_code == 2
     assert "rounds to zero at the six decimal places stored" in result.output
+
+
+def test_a_bad_basis_in_the_config_names_the_setting(run_cli, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('[quote]\nprice_basis = "mean"\n', encoding="utf-8")
+    result = run_cli("--config", str(config), "quote", "--gpu", "A100", "--hours", "10")
+    assert result.exit_code == 2
+    assert "[quote] price_basis in the config: unknown price basis 'mean'" in result.output

@@ -207,7 +207,9 @@ def render_value(result: ValueRanking) -> str:
     lines = [f"GPU value: ranked by {by} per {per} (rental: cheapest {modes} price per GPU{at})"]
     if not result.ranked:
         lines.append(
-            "No GPU model can be ranked. Try without filters, `planner prices`, or `planner refresh`."
+            "No GPU model can be ranked (the reasons are below)."
+            if result.buy
+            else "No GPU model can be ranked. Try without filters, `planner prices`, or `planner refresh`."
         )
     else:
         if result.from_snapshot and result.as_of:

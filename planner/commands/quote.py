@@ -13,6 +13,7 @@ from planner.commands.options import (
 )
 from planner.output import csv_text, dumps_json, money, short, table
 from planner.quote import Option, Quote, QuoteRequest
+from planner.recent import check_basis
 
 CSV_COLUMNS = (
     "provider",
@@ -49,6 +50,8 @@ CSV_COLUMNS = (
     "history_min",
     "history_median",
     "history_max",
+    "history_first",
+    "history_last",
     "trend",
 )
 
@@ -115,7 +118,9 @@ def quote(
         top=top if top is not None else settings["top"],
         include_variants=include_variants,
         history_days=settings["history_days"],
-        price_basis=price_basis if price_basis is not None else settings["price_basis"],
+        price_basis=price_basis
+        if price_basis is not None
+        else check_basis(settings["price_basis"], "[quote] price_basis in the config"),
     )
     from planner.quote import validate
 
@@ -146,6 +151,8 @@ def _csv_row(option: Option) -> dict[str, object]:
     row["history_min"] = recent.min if recent else None
     row["history_median"] = recent.median if recent else None
     row["history_max"] = recent.max if recent else None
+    row["history_first"] = recent.first if recent else None
+    row["history_last"] = recent.last if recent else None
     return row
 
 

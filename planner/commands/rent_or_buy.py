@@ -112,7 +112,10 @@ def tco(
             buy[name], origins[name] = value, flag
     buy["cny_per_usd"] = app.config.section("fx").get("USD")
     years_value = buy.pop("years", None)  # None: the library's default, cited as such
-    basis = check_basis(price_basis or section.get("price_basis", "median"))
+    if price_basis:
+        basis = check_basis(price_basis)
+    else:
+        basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
     renting.check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
     check_names(providers, billing)
     rental = None
