@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import SUBSCRIPTION_MODES, hours_per_unit
 from planner.errors import PlannerError, UsageError
-from planner.files import written_whole
+from reports.chart import date_axis, figure, palette, save_figure
 
 if TYPE_CHECKING:  # the type only: drawing needs no database
     from db.queries import HistoryRow
@@ -143,44 +142,26 @@ def plot_history(
     last = max(s.days[-1] for s in series)
     summary = PlotSummary(target, tuple(series), left_out, first, last)
     try:
-        import matplotlib
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401 - checked here, so the error names the option
     except ImportError:
         raise PlannerError(
             "--plot needs matplotlib, which is not installed", hint="pip install matplotlib"
         ) from None
-    # DejaVu Sans ships with matplotlib: no font lookup, no "font not found" warning. CJK glyphs it lacks
-    # would be boxes (the labels are canonical provider and GPU names, which are ASCII).
-    rc = {"font.family": "DejaVu Sans", "font.size": 9, "svg.fonttype": "path", "pdf.fonttype": 42}
-    with warnings.catch_warnings(), matplotlib.rc_context(rc):  # type: ignore[arg-type]
-        warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
-        fig = Figure(figsize=(11, 5.6), dpi=110, layout="constrained")
-        FigureCanvasAgg(fig)
+    with figure(11, 5.6, dpi=110) as fig:  # reports.chart: the recipe the report's chart shares
         _draw(fig, summary, models, days, max_series)
         _save_atomically(fig, target, fmt)
     return summary
 
 
 def _draw(fig, summary: PlotSummary, models: Sequence[str], days: int, max_series: int) -> None:  # noqa: ANN001
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
-
     ax = fig.add_subplot()
-    palette = _palette()
+    colors = palette()
     several_models = len({s.gpu_model for s in summary.series}) > 1
     handles = [
-        _draw_series(ax, s, palette[i % len(palette)], _label(s, several_models))
+        _draw_series(ax, s, colors[i % len(colors)], _label(s, several_models))
         for i, s in enumerate(summary.series)
     ]
-    locator = AutoDateLocator(minticks=4, maxticks=10)
-    ax.xaxis.set_major_locator(locator)
-    # Days as "Nov 24" (not a bare 24 under a "2026-Dec" offset), months as "Sep", years as "2026".
-    ax.xaxis.set_major_formatter(ConciseDateFormatter(
-        locator,
-        formats=["%Y", "%b", "%b %d", "%H:%M", "%H:%M", "%S.%f"],
-        zero_formats=["", "%Y", "%b %d", "%b %d", "%H:%M", "%H:%M"],
-        offset_formats=["", "%Y", "%Y", "%Y-%m-%d", "%Y-%m-%d", "%Y-%m-%d %H:%M"],
-    ))  # fmt: skip
+    date_axis(ax)
     start = min(summary.first_day, summary.last_day - dt.timedelta(days=6))  # at least a week wide
     end = summary.last_day + ONE_DAY  # the last day's step ends here
     margin = max(ONE_DAY, (end - start) * 0.015)
@@ -261,13 +242,6 @@ def _key(summary: PlotSummary) -> list[Any]:
     return key
 
 
-def _palette() -> list[object]:
-    """tab10, then black and a dark gold: twelve colours told apart on a white background."""
-    from matplotlib import color_sequences
-
-    return [*color_sequences["tab10"], "#000000", "#a6761d"]
-
-
 def _segments(s: Series) -> list[tuple[list[dt.date], list[float], list[float]]]:
     """Runs of observations no more than GAP_DAYS apart; each ends one day after its last observation,
     so a step covers its whole UTC day (the closing point repeats the last price and has no marker)."""
@@ -298,8 +272,7 @@ def _label(s: Series, with_model: bool) -> str:
 def _save_atomically(fig, target: Path, fmt: str) -> None:  # noqa: ANN001
     """Write beside the target, then rename: the target is whole or untouched, and no temp file stays."""
     try:
-        with written_whole(target) as tmp, open(tmp, "wb") as fh:
-            fig.savefig(fh, format=fmt)
+        save_figure(fig, target, fmt)
     except OSError as err:
         raise PlannerError(
             f"cannot write {str(target)!r}: {err.strerror or err}; nothing was written",

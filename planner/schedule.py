@@ -187,6 +187,7 @@ def report_step(app: Any) -> int:
             on_retry=lambda n, err, wait_s: log.warning(
                 "e-mail attempt %d failed: %s; retrying in %g s", n, err.message, wait_s
             ),
+            on_warning=lambda line: log.warning("report: %s", line),
         )
     except ReportNotSent as err:
         log.error("report written to %s but not sent: %s (%s)", err.out_dir, err.message, err.hint)
@@ -195,6 +196,8 @@ def report_step(app: Any) -> int:
         log.error("report failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
         return err.exit_code
     log.info("report: wrote %d file(s) to %s", len(outcome.files), outcome.out_dir)
+    if outcome.chart is not None and outcome.chart.path:
+        log.info("report: drew %s", outcome.chart.path.name)
     if outcome.recipients:
         log.info("report: sent to %s", ", ".join(outcome.recipients))
     for address, (code, reply) in outcome.refused.items():

@@ -1,4 +1,5 @@
-"""A report: five tables built from the database, written as dated CSV files.
+"""A report: five tables built from the database, written as dated CSV files, and the data of its chart
+(``reports.chart``), read in the same transaction.
 
 File names are ours: the date and a fixed table name, plus the canonical GPU and provider names of a
 filtered report (checked against a safe alphabet). Nothing a provider sends reaches a file name.
@@ -17,6 +18,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from reports import data
+from reports.chart import TREND_DAYS
 from reports.csvfile import write_csv
 
 # The tables in the order they are written and attached, with what each holds.
@@ -38,13 +40,15 @@ class Report:
     tables: dict[str, pd.DataFrame] = field(hash=False, compare=False)
     gpu_models: tuple[str, ...] = ()
     providers: tuple[str, ...] = ()
+    # The chart's data (``data.trend_frame``); None when the report was built without a chart.
+    trend: pd.DataFrame | None = field(default=None, hash=False, compare=False)
 
-    def file_name(self, table: str) -> str:
+    def file_name(self, table: str, suffix: str = "csv") -> str:
         scope = "_".join(part for part in (_scope(self.gpu_models), _scope(self.providers)) if part)
         scope = f"_{scope}" if scope else ""
         if len(scope) > 60:
             scope = "_filtered-" + hashlib.sha256(scope.encode()).hexdigest()[:8]
-        return f"{self.day.isoformat()}{scope}_{table}.csv"
+        return f"{self.day.isoformat()}{scope}_{table}.{suffix}"
 
 
 def _scope(names: Sequence[str]) -> str:
@@ -59,10 +63,11 @@ def build_report(
     providers: Sequence[str] = (),
     known_providers: Sequence[str] = (),
     now: dt.datetime | None = None,
+    chart: bool = True,
 ) -> Report:
-    """Read every table of the report in one read transaction, so a refresh committing meanwhile
-    cannot make the files disagree (REPEATABLE READ on PostgreSQL, an explicit BEGIN on SQLite,
-    whose driver otherwise runs each SELECT in its own snapshot)."""
+    """Read every table of the report, and with ``chart`` the chart's data, in one read transaction, so
+    a refresh committing meanwhile cannot make the files disagree (REPEATABLE READ on PostgreSQL, an
+    explicit BEGIN on SQLite, whose driver otherwise runs each SELECT in its own snapshot)."""
     models = list(gpu_models) or None
     names = list(providers) or None
     with engine.connect() as conn:
@@ -79,6 +84,7 @@ def build_report(
             "availability": data.availability_frame(conn, latest, models, names),
             "health": data.health_frame(conn, list(providers) or list(known_providers)),
         }
+        trend = data.trend_frame(conn, newest, TREND_DAYS, models, names) if chart else None
     if names:
         tables["health"] = tables["health"][tables["health"]["provider"].isin(names)].reset_index(drop=True)
     return Report(
@@ -88,6 +94,7 @@ def build_report(
         tables=tables,
         gpu_models=tuple(gpu_models),
         providers=tuple(providers),
+        trend=trend,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from planner.files import written_whole
+from reports.files import written_whole
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly

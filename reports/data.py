@@ -3,7 +3,8 @@
 Nothing loads the price history into Python: the latest prices come from ``db.queries.latest_prices``;
 price changes compare the newest day's observations with the latest observation in a bounded window
 before it, joined in SQL on ``ix_prices_observed_on`` and the (instance, billing, day) unique index;
-refresh health reads the newest run per provider.
+refresh health reads the newest run per provider; the chart's daily minimum per GPU model is grouped
+in SQL over a bounded window of ``ix_prices_observed_on``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from db.schema import instances, prices, scrape_runs
 # shows its change. The old observation's date is in every row (old_on).
 PERIODS = (("day", 1, 2), ("week", 7, 7))
 STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus")
+TREND_BILLING = "on_demand"  # the chart compares the headline price: pay by the hour, no commitment
+TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
 
 PRICE_COLUMNS = (
     "gpu_model",
@@ -181,6 +184,51 @@ def as_of(
     if gpu_models or providers:
         query = query.where(prices.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
     return conn.execute(query).scalar()
+
+
+def trend_statement(
+    until: dt.date,
+    days: int,
+    gpu_models: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+) -> Select:
+    """The cheapest on-demand CNY per GPU-hour of each GPU model per day, over the ``days`` days that
+    end on ``until``, with how many prices it was chosen from. Bounded by day, so only the window is read
+    (on ix_prices_observed_on; for a filtered report on the (instance, billing, day) unique index)."""
+    conditions = [
+        prices.c.observed_on > until - dt.timedelta(days=days),
+        prices.c.observed_on <= until,
+        prices.c.billing == TREND_BILLING,
+    ]
+    if gpu_models or providers:
+        conditions.append(prices.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
+    return (
+        select(
+            prices.c.observed_on.label("day"),
+            instances.c.gpu_model,
+            func.min(prices.c.cny_per_gpu_hour).label("cny_per_gpu_hour"),
+            func.count().label("offers"),
+        )
+        .join(instances, instances.c.id == prices.c.instance_id)
+        .where(*conditions)
+        .group_by(prices.c.observed_on, instances.c.gpu_model)
+    )
+
+
+def trend_frame(
+    conn: Connection,
+    until: dt.date | None,
+    days: int,
+    gpu_models: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_statement``),
+    by model then day; empty when ``until`` is None (no price at all)."""
+    rows = [] if until is None else conn.execute(trend_statement(until, days, gpu_models, providers)).all()
+    frame = _typed(pd.DataFrame(rows, columns=list(TREND_COLUMNS)), floats=("cny_per_gpu_hour",))
+    frame["day"] = pd.to_datetime(frame["day"])
+    frame["offers"] = frame["offers"].astype("int64")
+    return frame.sort_values(["gpu_model", "day"], kind="stable").reset_index(drop=True)
 
 
 def changes_statement(

@@ -1,4 +1,5 @@
-"""E-mail: one message (text and HTML summary, CSV files attached) sent over SMTP with retries.
+"""E-mail: one message (text and HTML summary, its chart inline, CSV files attached) sent over SMTP
+with retries.
 
 Implicit TLS (``ssl``, usually port 465) or STARTTLS (usually 587), certificates checked against the
 system's CA store (``SSL_CERT_FILE`` names another bundle, e.g. a company CA). A server that is down
@@ -52,19 +53,41 @@ class MailError(Exception):
         )
 
 
+def new_id(sender: str) -> str:
+    """A unique ``<...@domain>`` id in the sender's domain: a Message-ID, or a Content-ID that the HTML
+    names as ``cid:`` followed by the id without its angle brackets."""
+    return make_msgid(domain=sender.rpartition("@")[2] or None)
+
+
 def compose(
-    subject: str, text: str, html: str, sender: str, recipients: Sequence[str], attachments: Sequence[Path]
+    subject: str,
+    text: str,
+    html: str,
+    sender: str,
+    recipients: Sequence[str],
+    attachments: Sequence[Path],
+    images: Sequence[tuple[str, Path]] = (),
 ) -> EmailMessage:
     """A multipart message: text with an HTML alternative, each file attached as text/csv (base64,
-    so the byte-order mark and line ends reach the recipient unchanged)."""
+    so the byte-order mark and line ends reach the recipient unchanged).
+
+    ``images`` are (Content-ID from ``new_id``, PNG file) pairs shown inside the HTML, which names each
+    as ``<img src="cid:...">``: the HTML part becomes multipart/related with the images beside it.
+    """
     message = EmailMessage()
     message["Subject"] = subject
     message["From"] = sender
     message["To"] = ", ".join(recipients)
     message["Date"] = formatdate(localtime=True)
-    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
+    message["Message-ID"] = new_id(sender)
     message.set_content(text)
     message.add_alternative(html, subtype="html")
+    html_part = message.get_body(("html",))  # add_related turns it into multipart/related in place
+    assert isinstance(html_part, EmailMessage)
+    for cid, path in images:
+        html_part.add_related(
+            Path(path).read_bytes(), "image", "png", cid=cid, disposition="inline", filename=Path(path).name
+        )
     for path in attachments:
         message.add_attachment(
             Path(path).read_bytes(), maintype="text", subtype="csv", filename=Path(path).name

@@ -1,7 +1,8 @@
 """The e-mail's words: a subject, a short plain-text summary and the same as HTML.
 
-Cheapest option per GPU model, the biggest price moves and every provider whose last refresh did not
-succeed. Provider text is escaped in the HTML; the CSV files carry the details.
+Cheapest option per GPU model, the trend of the cheapest on-demand prices (the chart inline in the HTML,
+its figures in the text), the biggest price moves and every provider whose last refresh did not succeed.
+Provider text is escaped in the HTML; the CSV files carry the details.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from reports.build import TABLES, Report
+from reports.chart import SIZE_PX, Chart, alt_text
 
 PROBLEM_STATUSES = ("failed", "partial", "running", "interrupted")
 
@@ -33,7 +35,24 @@ def _when(value: object) -> str:
     return "-" if value is None or pd.isna(value) else f"{pd.Timestamp(value):%Y-%m-%d %H:%M} UTC"
 
 
-def summarise(report: Report, files: Sequence[Path] = (), top: int = 15) -> Summary:
+@dataclass(frozen=True)
+class _ChartBlock:
+    title: str
+    where: str  # where the picture is
+    rows: list[tuple[str, ...]]
+    cid: str | None  # the image's Content-ID without its angle brackets; None: no image in the HTML
+    alt: str
+
+
+def summarise(
+    report: Report,
+    files: Sequence[Path] = (),
+    top: int = 15,
+    chart: Chart | None = None,
+    chart_cid: str | None = None,
+) -> Summary:
+    """``chart`` is what ``reports.chart.write_chart`` drew (its note, if any, joins the notes);
+    ``chart_cid`` the Content-ID (from ``make_msgid``) under which the message carries its PNG."""
     prices = report.tables["prices"]
     cheapest = report.tables["cheapest"].head(top)
     changes = report.tables["changes"]
@@ -95,9 +114,32 @@ def summarise(report: Report, files: Sequence[Path] = (), top: int = 15) -> Summ
     ]
     if never:
         notes.append(f"No refresh recorded for: {', '.join(never)}.")
-    text = _text(heading, facts, notes, sections, file_rows)
-    body = _html(heading, facts, notes, sections, file_rows)
+    if chart and chart.note:
+        notes.append(chart.note)
+    block = _chart_block(chart, chart_cid)
+    text = _text(heading, facts, notes, block, sections, file_rows)
+    body = _html(heading, facts, notes, block, sections, file_rows)
     return Summary(subject=subject, text=text, html=body)
+
+
+def _chart_block(chart: Chart | None, cid: str | None) -> _ChartBlock | None:
+    """The chart's figures for the text part (first and last day per GPU model) and its image."""
+    if chart is None or chart.path is None or chart.trend is None:
+        return None
+    trend = chart.trend
+    where = (
+        f"the chart is in the HTML version and in {chart.path.name}" if cid else f"chart: {chart.path.name}"
+    )
+    title = f"Cheapest on-demand CNY per GPU-hour, {trend.first_day} to {trend.last_day}"
+    rows: list[tuple[str, ...]] = []
+    for line in trend.lines:
+        first, last = line.cny_per_gpu_hour[0], line.cny_per_gpu_hour[-1]
+        span = _money(last) if len(line.days) < 2 else f"{_money(first)} -> {_money(last)}"
+        change = "" if line.change is None else f"{line.change:+.1%}"
+        rows.append((line.gpu_model, f"{span} CNY/GPU-h", change))
+    if trend.left_out:
+        rows.append((f"{trend.left_out} more GPU model(s)", "in the cheapest CSV", ""))
+    return _ChartBlock(title, where, rows, cid, alt_text(trend))
 
 
 def _first_line(value: object) -> str:
@@ -114,22 +156,28 @@ def _describe_file(report: Report, path: Path) -> str:
     return ""
 
 
-def _text(heading, facts, notes, sections, file_rows) -> str:  # noqa: ANN001
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
+    return [
+        "  " + "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]).rstrip()
+        for row in rows
+    ]
+
+
+def _text(heading, facts, notes, block, sections, file_rows) -> str:  # noqa: ANN001
     lines = [heading, "", facts, *notes]
+    if block:
+        lines += ["", f"{block.title} ({block.where}):", *_aligned(block.rows)]
     for title, rows, empty in sections:
         lines += ["", f"{title}:"]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)] if rows else []
-        lines += [
-            "  " + "  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[-1]]).rstrip()
-            for row in rows
-        ] or [f"  {empty}"]
+        lines += _aligned(rows) or [f"  {empty}"]
     if file_rows:
         lines += ["", "Attached CSV files (UTF-8, open in Excel):"]
         lines += [f"  {name}  ({what})" for name, what in file_rows]
     return "\n".join(lines) + "\n"
 
 
-def _html(heading, facts, notes, sections, file_rows) -> str:  # noqa: ANN001
+def _html(heading, facts, notes, block, sections, file_rows) -> str:  # noqa: ANN001
     e = html.escape
     parts = [
         '<!doctype html><html><body style="font-family: sans-serif; font-size: 14px">',
@@ -137,17 +185,30 @@ def _html(heading, facts, notes, sections, file_rows) -> str:  # noqa: ANN001
         f"<p>{e(facts)}</p>",
         *(f"<p><b>{e(note)}</b></p>" for note in notes),
     ]
+    if block:
+        parts.append(f"<h3>{e(block.title)}</h3>")
+        if block.cid:
+            width, height = SIZE_PX
+            parts.append(
+                f'<p><img src="cid:{e(block.cid)}" alt="{e(block.alt)}" width="{width}" height="{height}" '
+                'style="max-width: 100%; height: auto"></p>'
+            )
+        else:
+            parts += _html_table(block.rows)
     for title, rows, empty in sections:
         parts.append(f"<h3>{e(title)}</h3>")
         if not rows:
             parts.append(f"<p>{e(empty)}</p>")
             continue
-        parts.append('<table cellpadding="4" style="border-collapse: collapse">')
-        parts += ["<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>" for row in rows]
-        parts.append("</table>")
+        parts += _html_table(rows)
     if file_rows:
         parts.append("<h3>Attached CSV files</h3><ul>")
         parts += [f"<li><code>{e(name)}</code>: {e(what)}</li>" for name, what in file_rows]
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_table(rows: list[tuple[str, ...]]) -> list[str]:
+    cells = ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    return ['<table cellpadding="4" style="border-collapse: collapse">', *cells, "</table>"]

@@ -128,7 +128,7 @@ def test_report_email_delivers_one_message_with_the_csv_files_attached(run_cli, 
     assert sender == "planner@localhost" and rcpts == ["ml-team@example.com", "ops@example.com"]
     message = parse(raw)
     attachments = list(message.iter_attachments())
-    assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.iterdir())
+    assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.glob("*.csv"))
     assert len(attachments) == 5
     for part in attachments:
         data = part.get_payload(decode=True)

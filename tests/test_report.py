@@ -47,7 +47,8 @@ def test_report_writes_five_dated_csv_files_each_with_a_bom_and_a_header(run_cli
     result = run_cli("report", "--out", str(out))
     assert result.exit_code == 0, result.output
     day = dt.datetime.now(dt.timezone(dt.timedelta(hours=8))).date().isoformat()
-    assert sorted(p.name for p in out.iterdir()) == sorted(f"{day}_{t}.csv" for t in TABLES)
+    written = sorted(p.name for p in out.iterdir())
+    assert written == sorted([*(f"{day}_{t}.csv" for t in TABLES), f"{day}_cheapest_trend.png"])
     for table in TABLES:
         raw = table_file(out, table).read_bytes()
         assert raw.startswith(BOM), table
@@ -220,7 +221,8 @@ def test_default_folder_filters_and_json(run_cli, tmp_path, isolated_home):
     default = isolated_home / "planner-data" / "reports"
     assert doc["out_dir"] == str(default)
     names = [Path(f["path"]).name for f in doc["files"]]
-    assert names == [f"{doc['day']}_A100-40GB+A100-80GB_tencent_{t}.csv" for t in TABLES]
+    scope = f"{doc['day']}_A100-40GB+A100-80GB_tencent"
+    assert names == [*(f"{scope}_{t}.csv" for t in TABLES), f"{scope}_cheapest_trend.png"]
     assert {f["table"]: f["rows"] for f in doc["files"]}["prices"] == 1
     assert all(Path(f["path"]).parent == default for f in doc["files"])
 

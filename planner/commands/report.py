@@ -1,4 +1,4 @@
-"""``planner report``: dated CSV reports in a folder, optionally e-mailed."""
+"""``planner report``: dated CSV reports and a price chart in a folder, optionally e-mailed."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class ReportOutcome:
     files: tuple[Path, ...]
     recipients: tuple[str, ...] = ()
     refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    chart: Any = None  # reports.chart.Chart: the PNG drawn, or why not
 
 
 def default_out_dir(config: Any) -> Path:
@@ -123,9 +124,13 @@ def produce_report(
     sleep: Callable[[float], None] | None = None,
     on_retry: Callable[[int, Any, float], None] | None = None,
     on_loaded: Callable[[Any], None] | None = None,
+    chart: bool | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> ReportOutcome:
-    """Build and write the report, then e-mail it to ``recipients`` (if any).
+    """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
 
+    ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
+    are written and sent, ``on_warning`` gets one line and the e-mail a note.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
     from planner.providers import PROVIDERS
@@ -133,10 +138,13 @@ def produce_report(
 
     day = report_day(app.config)
     out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
+    wanted = app.config.section("report")["chart"] if chart is None else chart
     engine, loaded = app.reading_engine()
     if loaded and on_loaded:
         on_loaded(loaded)
-    report = build_report(engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS)
+    report = build_report(
+        engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS, chart=wanted
+    )
     try:
         files = tuple(write_report(report, out_dir))
     except OSError as err:
@@ -144,9 +152,10 @@ def produce_report(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
             hint="choose another folder with --out or [report] out_dir",
         ) from None
+    drawn = draw_chart(report, out_dir, on_warning)
     if not recipients:
-        return ReportOutcome(report, out_dir, files)
-    from reports.mail import MailError, compose, send
+        return ReportOutcome(report, out_dir, files, chart=drawn)
+    from reports.mail import MailError, compose, new_id, send
     from reports.summary import summarise
 
     try:  # checked after writing, so a settings mistake never costs the nightly files
@@ -158,8 +167,17 @@ def produce_report(
             f"{err.hint + '. ' if err.hint else ''}The report is on disk in {out_dir}",
             out_dir,
         ) from None
-    summary = summarise(report, files)
-    message = compose(summary.subject, summary.text, summary.html, settings.sender, recipients, files)
+    cid = new_id(settings.sender) if drawn.path else None
+    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None)
+    message = compose(
+        summary.subject,
+        summary.text,
+        summary.html,
+        settings.sender,
+        recipients,
+        files,
+        images=[(cid, drawn.path)] if cid else [],
+    )
     try:
         refused = send(message, settings, sleep=sleep, on_retry=on_retry)
     except MailError as err:
@@ -168,7 +186,22 @@ def produce_report(
             f"{err.hint}. The report is on disk in {out_dir}",
             out_dir,
         ) from None
-    return ReportOutcome(report, out_dir, files, tuple(recipients), refused)
+    return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn)
+
+
+def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | None = None):  # noqa: ANN201 - reports.chart.Chart
+    """``reports.chart.write_chart``, with any failure turned into a warning and a note."""
+    from reports.chart import Chart, why_not_drawn, write_chart
+
+    try:
+        return write_chart(report, out_dir)
+    except Exception as err:  # the chart is an extra: nothing that stops it may cost the CSVs or the e-mail
+        reason = why_not_drawn(err)
+        if on_warning:
+            on_warning(f"the price chart was not drawn: {reason}; the CSV files are complete")
+        return Chart(
+            note=f"The price chart could not be drawn ({reason}); the CSV files are complete.", failed=True
+        )
 
 
 @click.command()
@@ -177,7 +210,7 @@ def produce_report(
     "out_dir",
     type=click.Path(file_okay=False),
     metavar="DIR",
-    help="Folder for the CSV files (default: [report] out_dir, else 'reports' in the data directory).",
+    help="Folder for the report files (default: [report] out_dir, else 'reports' in the data directory).",
 )
 @click.option(
     "--email",
@@ -190,6 +223,7 @@ def produce_report(
 )
 @gpu_filter_option
 @provider_option
+@click.option("--no-chart", is_flag=True, help="Skip the price chart (as [report] chart = false does).")
 @click.option(
     "--format",
     "fmt",
@@ -199,8 +233,8 @@ def produce_report(
     help="table for people; json for programs.",
 )
 @click.pass_obj
-def report(app, out_dir, emails, gpus, providers, fmt) -> None:  # noqa: ANN001
-    """Write dated CSV reports and, with --email, send them in one message.
+def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noqa: ANN001
+    """Write dated CSV reports and a price chart and, with --email, send them in one message.
 
     Five files named after today's date in [schedule] timezone (YYYY-MM-DD_<table>.csv): the latest
     price of every GPU instance and billing mode with CNY per GPU-hour (prices), the cheapest option
@@ -208,9 +242,14 @@ def report(app, out_dir, emails, gpus, providers, fmt) -> None:  # noqa: ANN001
     providers report it (availability), and the last refresh of each provider (health). UTF-8 with a
     byte-order mark for Excel; text cells that would run as formulas start with a quote.
 
-    The e-mail (a text and HTML summary with the files attached) goes through [email] smtp_host;
-    the password comes from PLANNER_SMTP_PASSWORD only. If it cannot be sent the files stay on
-    disk and the exit code is 1.
+    And a chart, YYYY-MM-DD_cheapest_trend.png: each day's cheapest on-demand CNY per GPU-hour of the
+    GPU models in the cheapest file (the 8 with the most offers), over the 30 days to the newest
+    price. Not drawn with --no-chart or [report] chart = false, nor without an on-demand price; if it
+    cannot be drawn, a warning says why and everything else is written and sent as usual.
+
+    The e-mail (a text and HTML summary with the chart inline and the CSV files attached) goes through
+    [email] smtp_host; the password comes from PLANNER_SMTP_PASSWORD only. If it cannot be sent the
+    files stay on disk and the exit code is 1.
 
     \b
     Examples:
@@ -245,6 +284,8 @@ def report(app, out_dir, emails, gpus, providers, fmt) -> None:  # noqa: ANN001
             providers=list(dict.fromkeys(names)),
             on_retry=retrying,
             on_loaded=loaded,
+            chart=False if no_chart else None,
+            on_warning=lambda line: click.echo(f"Warning: {line}.", err=True),
         )
     except ReportNotSent as err:
         click.echo(f"Report written to {err.out_dir}; the e-mail was not sent.", err=True)
@@ -257,12 +298,21 @@ def report(app, out_dir, emails, gpus, providers, fmt) -> None:  # noqa: ANN001
 
 def _show(outcome: ReportOutcome, fmt: str) -> None:
     from reports.build import TABLES
+    from reports.chart import NAME
 
     report = outcome.report
-    files = [
-        {"table": name, "path": str(path), "rows": len(report.tables[name])}
+    listed = [
+        (name, path, len(report.tables[name]), TABLES[name])
         for name, path in zip(TABLES, outcome.files, strict=True)
     ]
+    chart = outcome.chart
+    if chart is not None and chart.path is not None:
+        # Its rows: the points drawn (a GPU model on a day), as a table's rows are the CSV's lines.
+        points = sum(len(line.days) for line in chart.trend.lines)
+        count = len(chart.trend.lines)
+        what = f"chart: each day's cheapest on-demand CNY per GPU-hour of {count} GPU model(s)"
+        listed.append((NAME, chart.path, points, what))
+    files = [{"table": name, "path": str(path), "rows": rows} for name, path, rows, _ in listed]
     if fmt == "json":
         click.echo(
             dumps_json(
@@ -271,6 +321,7 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
                     "as_of": report.as_of,
                     "out_dir": str(outcome.out_dir),
                     "files": files,
+                    "chart_note": chart.note if chart is not None else None,
                     "emailed_to": list(outcome.recipients),
                     "refused": sorted(outcome.refused),
                 }
@@ -281,11 +332,10 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
     click.echo(
         f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
     )
-    rows = [
-        [path.name, str(len(report.tables[name])), TABLES[name]]
-        for name, path in zip(TABLES, outcome.files, strict=True)
-    ]
+    rows = [[path.name, str(count), what] for _, path, count, what in listed]
     click.echo(table(rows, ["file", "rows", "contents"], align_right=(1,)))
+    if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
+        click.echo(chart.note)
     health = report.tables["health"]
     failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
     if failed:

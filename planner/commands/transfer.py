@@ -85,10 +85,10 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     from db.queries import export_rows
     from planner import catalog
     from planner.errors import PlannerError, UsageError
-    from planner.files import written_whole
     from planner.importer import COLUMNS
     from planner.output import to_jsonable
     from planner.providers import canonical_provider
+    from reports.files import written_whole
 
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]

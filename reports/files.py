@@ -1,4 +1,5 @@
-"""Writing a file whole or not at all: the one recipe the export, the reports and the history chart use."""
+"""Writing a file whole or not at all: the one recipe the reports, their chart, the export and the
+history chart use (here, since ``reports`` never imports ``planner`` and ``planner`` may import it)."""
 
 from __future__ import annotations
 
