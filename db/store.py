@@ -130,9 +130,12 @@ def close_interrupted_runs(conn: Connection, kind: str) -> int:
     """Mark every run of ``kind`` still ``running`` as ``interrupted`` (its process died: killed, power
     cut); returns how many. Only safe while holding the lock that runs of ``kind`` take, so no live
     run is among them. Such a run stored nothing: each run's prices commit with its ``finish_run``."""
+    stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == "running"]
+    if conn.execute(select(scrape_runs.c.id).where(*stale).limit(1)).first() is None:
+        return 0  # nothing to close: no write at all (a read-only database then fails where it writes)
     result = conn.execute(
         update(scrape_runs)
-        .where(scrape_runs.c.kind == kind, scrape_runs.c.status == "running")
+        .where(*stale)
         .values(
             status=INTERRUPTED,
             finished_at=utcnow(),
