@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
+from planner.importer import REQUIRED_COLUMNS
+
 PG_URL_ENV = "PLANNER_TEST_DATABASE_URL"
 
 
@@ -88,17 +90,7 @@ def run_cli(runner: CliRunner, db_url: str, tmp_path: Path):
 
 def write_csv(path: Path, rows: list[dict[str, object]], columns: list[str] | None = None) -> Path:
     """Write an import CSV with the standard header (or ``columns``)."""
-    columns = columns or [
-        "provider",
-        "region",
-        "instance_type",
-        "gpu_model",
-        "gpu_count",
-        "billing",
-        "price",
-        "currency",
-        "observed_at",
-    ]
+    columns = columns or list(REQUIRED_COLUMNS)
     lines = [",".join(columns)]
     for row in rows:
         lines.append(",".join(str(row.get(c, "")) for c in columns))

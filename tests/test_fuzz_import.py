@@ -23,21 +23,11 @@ from sqlalchemy import delete, func, select
 from db.engine import ensure_schema, make_engine
 from db.schema import availability, instances, prices, scrape_runs
 from planner.errors import PlannerError
-from planner.importer import ImportFileError, import_csv
+from planner.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = {"USD": 7.1}
-HEADER = [
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_model",
-    "gpu_count",
-    "billing",
-    "price",
-    "currency",
-    "observed_at",
-]
+HEADER = list(REQUIRED_COLUMNS)
 VALID_ROWS = [
     ["tencent", "ap-beijing", "GT4.4XLARGE96", "A100-40GB", "1", "on_demand", "28.64", "CNY", "2026-11-01"],
     ["aliyun", "cn-shanghai", "ecs.gn7i-c8g1.2xlarge", "A10", "1", "monthly", "5000", "CNY", "2026-11-01"],
