@@ -14,58 +14,35 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from db import queries
 from planner import catalog
-from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
 from planner.estimate import Estimate, estimate
-from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
-from planner.quote import MAX_HOURS
-from planner.rental import (
-    HISTORY_DAYS,
-    Rental,
-    first_available,
-    recent_prices,
-    rental_cost,
-    rental_key,
-    with_stock,
+from planner.pricing import (
+    ACROSS_INSTANCES as ACROSS_INSTANCES,
 )
+from planner.pricing import (
+    MAX_GPUS,
+    MAX_HOURS,
+    Job,
+    JobCost,
+    Offer,
+    OfferQuery,
+    latest_offers,
+    rank,
+)
+from planner.pricing import (
+    NETWORK_ONLY as NETWORK_ONLY,
+)
+from planner.pricing import (
+    ONE_MACHINE as ONE_MACHINE,
+)
+from planner.pricing import link_between as link_between  # re-exported: the link is the pricing core's
+from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
 
-    from db.queries import LatestPrice
     from planner.catalog import GpuModel
-
-STOCK_CANDIDATES = 5  # per GPU model, the cheapest rentals whose stock is checked
-ACROSS_INSTANCES = " + network"  # GPUs on different machines talk over the provider's network
-NETWORK_ONLY = "network only"  # one GPU per instance: nothing but the network joins them
-ONE_MACHINE = " (one machine)"  # a marketplace's GPUs, as many as one of its machines holds
-
-
-def link_between(
-    model: GpuModel, gpus_per_instance: int, instances: int, per_gpu_listing: bool = False
-) -> tuple[str | None, float | None]:
-    """How the GPUs of a rental talk: (label, NVLink GB/s they use), or (None, None) for a single GPU.
-
-    Inside one instance, the model's link (``catalog.interconnect_label``, per GPU model: the instance's
-    actual packaging, SXM or PCIe, is not known); across instances, the provider's network too, so
-    ``link_between(H800, 8, 2) == ("NVLink (cut) 400 GB/s + network", 400.0)`` and 1-GPU instances give
-    ``("network only", None)``. A marketplace's per-GPU listings (``per_gpu_listing``, AutoDL) are GPUs
-    of shared machines: up to ``MARKET_MACHINE_GPUS`` of them can be rented on one machine and talk over
-    its link, more need the network too.
-    """
-    gpus = gpus_per_instance * instances
-    if gpus <= 1:
-        return None, None
-    if per_gpu_listing and gpus_per_instance == 1:
-        if gpus <= MARKET_MACHINE_GPUS:
-            return catalog.interconnect_label(model) + ONE_MACHINE, model.nvlink_gbps_bidir
-        return catalog.interconnect_label(model) + ACROSS_INSTANCES, model.nvlink_gbps_bidir
-    if gpus_per_instance <= 1:
-        return NETWORK_ONLY, None
-    label = catalog.interconnect_label(model) + (ACROSS_INSTANCES if instances > 1 else "")
-    return label, model.nvlink_gbps_bidir
 
 
 @dataclass(frozen=True)
@@ -103,7 +80,7 @@ class PlanOption:
     """One GPU model's cheapest rental for the workload, and the estimate on the GPUs it runs on."""
 
     estimate: Estimate
-    rental: Rental
+    rental: JobCost  # the offer, the GPUs and hours it runs on, the total
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
@@ -111,9 +88,7 @@ class PlanOption:
     @property
     def link(self) -> tuple[str | None, float | None]:
         """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
-        r = self.rental
-        listing = r.provider in MARKETPLACES
-        return link_between(catalog.get_model(r.gpu_model), r.gpus_per_instance, r.instances, listing)
+        return self.rental.link
 
     def to_dict(self) -> dict[str, Any]:
         e = self.estimate
@@ -128,13 +103,14 @@ class PlanOption:
             "mfu": e.mfu,
             "gpu_hours": e.gpu_hours,
             "wall_hours": self.rental.hours,
-            "total_cny": self.rental.total_cny,
-            "cny_per_gpu_hour": self.rental.cny_per_gpu_hour,
+            "total_cny": self.rental.total_cny.quantize(Decimal("0.01")),
+            "cny_per_gpu_hour": self.rental.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "stock_state": self.rental.availability.value,
             "link": interconnect,
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
-            "rental": self.rental.to_dict(),
+            "rental": rental_dict(self.rental),
         }
 
 
@@ -157,11 +133,16 @@ class Plan:
 
     @property
     def as_of(self) -> dt.datetime | None:
-        return max((o.rental.observed_at for o in self.options), default=None)
+        return max((o.rental.offer.observed_at for o in self.options), default=None)
 
     @property
     def from_snapshot(self) -> bool:
-        return any(o.rental.from_snapshot for o in self.options)
+        return any(o.rental.offer.from_snapshot for o in self.options)
+
+    @property
+    def cheapest(self) -> PlanOption | None:
+        """The cheapest option that can be rented now (options are ranked rentable first)."""
+        return next((o for o in self.options if o.rental.rentable), None)
 
     def to_dict(self) -> dict[str, Any]:
         m = self.memory
@@ -185,6 +166,10 @@ class Plan:
             },
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
+            "cheapest": self.options.index(self.cheapest) + 1 if self.cheapest else None,
+            "no_cheapest": None
+            if self.cheapest or not self.options
+            else "every option is sold out or short of idle GPUs at its provider's last refresh",
             "options": [o.to_dict() for o in self.options],
             "excluded": [e.__dict__.copy() for e in self.excluded],
             "unpriced": list(self.unpriced),
@@ -215,44 +200,34 @@ def plan(
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
+    query = OfferQuery.build(gpus, providers, regions, billing)
     models = models_for(gpus)
-    modes = tuple(dict.fromkeys(canonical_billing(b) for b in billing))
-    rows = queries.latest_prices(
-        conn,
-        gpu_models=[m.name for m in models],
-        providers=[canonical_provider(p) for p in providers] or None,
-        regions=list(regions) or None,
-        billing=list(modes) or None,
-    )
-    by_model: dict[str, list[LatestPrice]] = {}
-    for row in rows:
-        if row.billing != SPOT or SPOT in modes:
-            by_model.setdefault(row.gpu_model, []).append(row)
+    by_model: dict[str, list[Offer]] = {}
+    for offer in latest_offers(conn, query, fx, stock=False):
+        by_model.setdefault(offer.gpu_model, []).append(offer)
     excluded: list[Excluded] = []
-    candidates: dict[str, tuple[GpuModel, int, list[Rental]]] = {}
+    candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
     for model in models:
         if model.name not in by_model:
             continue
-        found = _rentals_for(workload, model, by_model[model.name], fx, gpus_max, deadline)
+        found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
         if isinstance(found, str):
             excluded.append(Excluded(model.name, found))
         else:
-            candidates[model.name] = (model, found[0], found[1][:STOCK_CANDIDATES])
-    stocked = iter(with_stock(conn, [r for _, _, rentals in candidates.values() for r in rentals]))
+            candidates[model.name] = (model, found[0], found[1], found[2])
+    # Stock is read once, for the offers of the models that can run the job.
+    stocked = with_stock_of(conn, [o for _, _, offers, _ in candidates.values() for o in offers])
     options: list[PlanOption] = []
-    for name, (model, needed, rentals) in candidates.items():
-        best = first_available([next(stocked) for _ in rentals])
-        assert best is not None
+    for name, (model, needed, offers, gpu_hours) in candidates.items():
+        ranked = rentals([stocked[o.key] for o in offers], gpu_hours, needed, gpus_max)
+        best = ranked[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             options.append(PlanOption(workload.on(model, best.gpus), best, needed))
-    options.sort(key=lambda o: (*rental_key(o.rental), o.estimate.gpu))
-    recent = recent_prices(conn, [_row_of(o.rental, by_model) for o in options], history_days)
-    options = [
-        replace(o, rental=replace(o.rental, recent=recent.get((o.rental.instance_id, o.rental.billing))))
-        for o in options
-    ]
+    options = rank(options, lambda o: o.rental)
+    recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
+    options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
     return Plan(
         workload=workload,
         memory=memory,
@@ -265,12 +240,16 @@ def plan(
     )
 
 
+def with_stock_of(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], Offer]:
+    from planner.pricing import with_stock
+
+    return {o.key: o for o in with_stock(conn, offers)}
+
+
 def check_plan_filters(
     gpus_max: int | None, budget_cny: Decimal | float | None, deadline_hours: float | None
 ) -> tuple[Decimal | None, float | None]:
     """Refuse nonsense filters before any database work; returns (budget, deadline)."""
-    from planner.quote import MAX_GPUS
-
     if gpus_max is not None and (isinstance(gpus_max, bool) or not 1 <= gpus_max <= MAX_GPUS):
         raise UsageError(f"--gpus-max must be from 1 to {MAX_GPUS:,}, got {gpus_max}", "e.g. --gpus-max 8")
     budget = None
@@ -290,21 +269,18 @@ def check_plan_filters(
 
 def models_for(queries_: Sequence[str]) -> list[GpuModel]:
     """The catalog models the ``--gpu`` filters name (every model without filters), in catalog order."""
-    if not queries_:
-        return catalog.all_models()
-    chosen = {s.model.name for q in queries_ for s in catalog.resolve_query(q)}
-    return [m for m in catalog.all_models() if m.name in chosen]
+    chosen = OfferQuery.build(queries_).gpu_models
+    return [m for m in catalog.all_models() if not chosen or m.name in chosen]
 
 
-def _rentals_for(
+def _work_for(
     workload: Workload,
     model: GpuModel,
-    rows: list[LatestPrice],
-    fx: Mapping[str, object],
+    offers: list[Offer],
     gpus_max: int | None,
     deadline: float | None,
-) -> tuple[int, list[Rental]] | str:
-    """(GPUs needed, the model's rentals cheapest first), or why there is none."""
+) -> tuple[int, list[Offer], float] | str:
+    """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
     base = workload.on(model)
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
@@ -318,36 +294,31 @@ def _rentals_for(
             else f"to hold {base.memory_gb:.0f} GB"
         )
         return f"needs {needed} GPUs {why}; --gpus-max is {gpus_max}"
-    rentals = [r for r in (rental_cost(row, base.gpu_hours, needed, fx, gpus_max) for row in rows) if r]
-    if not rentals:
-        if all(row.gpu_count < 1 for row in rows):
+    serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
+    if not serving:
+        if all(o.is_vgpu for o in offers):
             return "only vGPU slices are offered"
         if base.gpu_hours / needed > MAX_HOURS:
             return f"would run more than ten years on {needed} GPUs; give --deadline-hours to use more"
         return f"every instance has more GPUs than --gpus-max {gpus_max}"
-    return needed, sorted(rentals, key=rental_key)
+    return needed, serving, base.gpu_hours
 
 
 def mark(options: Sequence[PlanOption]) -> list[PlanOption]:
-    """Mark the fastest option (cheapest among equally fast) and every Pareto option (cost and time)."""
+    """Mark the fastest option (cheapest among equally fast) and every Pareto option (cost and time),
+    among those that can be rented now (among all when none can)."""
     if not options:
         return []
-    fastest = min(options, key=lambda o: (o.rental.hours, o.rental.total_cny))
+    pool = [o for o in options if o.rental.rentable] or list(options)
+    in_pool = {id(o) for o in pool}
+    fastest = min(pool, key=lambda o: (o.rental.hours, o.rental.total_cny))
     out = []
     for o in options:
-        dominated = any(
+        dominated = id(o) not in in_pool or any(
             p.rental.total_cny <= o.rental.total_cny
             and p.rental.hours <= o.rental.hours
             and (p.rental.total_cny < o.rental.total_cny or p.rental.hours < o.rental.hours)
-            for p in options
+            for p in pool
         )
         out.append(replace(o, fastest=o is fastest, pareto=not dominated))
     return out
-
-
-def _row_of(rental: Rental, by_model: Mapping[str, list[LatestPrice]]) -> LatestPrice:
-    return next(
-        r
-        for r in by_model[rental.gpu_model]
-        if r.instance_id == rental.instance_id and r.billing == rental.billing
-    )

@@ -37,8 +37,11 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "stock_status": "sold_out",
         "idle_gpus": 0,
         "total_gpus": 32,
+        "orderable_gpus": None,
         "observed_at": only["availability"]["observed_at"],
     }
+    assert only["stock_state"] == "sold_out" and h800["recommendation"] is None
+    assert h800["no_recommendation"].startswith("every option is sold out")
     assert only["unavailable"] is True and only["idle_gpus"] == 0  # idle_gpus: unused paid GPUs, not stock
     v100 = json.loads(
         run_cli("quote", "--gpu", "V100", "--hours", "10", "--format", "json", "--top", "20").stdout
@@ -104,9 +107,10 @@ def test_recommendation_passes_over_a_cheaper_sold_out_option(engine, run_cli):
     )
     with engine.connect() as conn:
         result = quote(conn, QuoteRequest(gpu="A100", hours=10), FX)
-    assert [o.instance_type for o in result.options] == ["CHEAP", "DEAR"]  # still listed, cheapest first
-    assert result.options[0].availability.stock_status == "sold_out"
-    assert result.recommendation.instance_type == "DEAR"
+    assert [o.offer.instance_type for o in result.options] == ["DEAR", "CHEAP"]  # still listed, after
+    assert result.options[1].offer.stock.stock_status == "sold_out"
+    assert result.passed_over == (result.options[1],)
+    assert result.recommendation.offer.instance_type == "DEAR"
     table = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
     assert "1 cheaper option(s) sold out or short of idle GPUs" in table
     assert "Recommendation: aliyun DEAR" in table
@@ -118,8 +122,8 @@ def test_enough_idle_gpus_now_is_what_counts(engine):
     with engine.connect() as conn:
         three = quote(conn, QuoteRequest(gpu="A100", hours=10, gpus=3), FX)
         four = quote(conn, QuoteRequest(gpu="A100", hours=10, gpus=4), FX)
-    assert three.recommendation.instance_type == "CHEAP"
-    assert four.recommendation.instance_type == "DEAR" and four.options[0].unavailable
+    assert three.recommendation.offer.instance_type == "CHEAP"
+    assert four.recommendation.offer.instance_type == "DEAR" and four.options[-1].rentable is False
 
 
 def test_without_any_availability_the_quote_is_unchanged(run_cli, tmp_path):

@@ -171,10 +171,11 @@ def test_cli_refresh_then_quote_mixes_per_gpu_and_per_instance_prices(run_cli):
     assert volc["cny_per_gpu_hour"] == 29.6 and volc["total_cny"] == 23680
     # Aliyun gn8v-2x: 2 GPUs per instance, 4 instances at 71.58/h.
     assert (aliyun["gpus_per_instance"], aliyun["instances"], aliyun["cny_per_gpu_hour"]) == (2, 4, 35.79)
-    totals = [o["total_cny"] for o in doc["options"]]
+    # Cheapest first among the rentable options.
+    totals = [o["total_cny"] for o in doc["options"] if not o["unavailable"]]
     assert totals == sorted(totals)
-    # AutoDL has only 4 idle H20 for a job of 8: listed first, not recommended.
-    assert doc["options"][0]["provider"] == "autodl" and doc["options"][0]["unavailable"] is True
+    # AutoDL has only 4 idle H20 for a job of 8: listed last, not recommended.
+    assert doc["options"][-1]["provider"] == "autodl" and doc["options"][-1]["unavailable"] is True
     assert doc["recommendation"]["provider"] == "volcengine"
 
 

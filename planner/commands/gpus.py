@@ -188,6 +188,7 @@ VALUE_COLUMNS = (
     "source",
     "gpu_note",
     "sold_out",
+    "stock_state",
 )
 BUY_COLUMNS = (
     "purchase_price_cny",
@@ -243,7 +244,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
     if o:
         where = f"{o.provider} {short(o.instance_type, 26)} {o.billing}"
         where += "*" if o.gpu_note else ""
-        where += " (sold out)" if o.sold_out else ""
+        where += " (sold out)" if not o.availability.rentable else ""
     cells = [
         str(r.rank),
         r.gpu_model + ("(V)" if r.china_variant else ""),
@@ -279,7 +280,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
         "and those offers count as available."
     )
     ranked = result.ranked
-    if any(r.offer and r.offer.sold_out for r in ranked):
+    if any(r.offer and not r.offer.availability.rentable for r in ranked):
         notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
     if any(r.offer and r.offer.gpu_note for r in ranked):
         notes.append("* GPU model inferred from the instance family, not stated by the provider.")

@@ -329,8 +329,11 @@ PLAN_COLUMNS = (
 
 
 def _plan_row(rank: int, o: Any) -> dict[str, Any]:
+    from planner.rental import rental_dict
+
     r = o.rental
-    row = {k: getattr(r, k) for k in PLAN_COLUMNS if hasattr(r, k)}
+    described = rental_dict(r)
+    row = {k: described[k] for k in PLAN_COLUMNS if k in described}
     row.update(
         rank=rank,
         gpu_model=o.estimate.gpu,
@@ -340,7 +343,7 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         mfu=o.estimate.mfu,
         fastest=o.fastest,
         pareto=o.pareto,
-        trend=r.recent.trend if r.recent else None,
+        trend=r.history.trend if r.history else None,
     )
     row["link"], row["nvlink_gbps_bidir"] = o.link
     return row
@@ -359,7 +362,7 @@ def render_plan(p: Plan) -> str:
     if filters:
         lines.append("Limits: " + ", ".join(filters))
     if p.from_snapshot:
-        first = min(o.rental.observed_at for o in p.options)
+        first = min(o.rental.offer.observed_at for o in p.options)
         lines.append(
             f"Prices from the bundled snapshot (observed {first:%Y-%m-%d} to {p.as_of:%Y-%m-%d}); "
             "run `planner refresh` for today's prices."
@@ -373,11 +376,17 @@ def render_plan(p: Plan) -> str:
         headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
                    "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "marks"]  # fmt: skip
         lines += ["", table(rows, headers, align_right=(0, 2, 5, 10, 11))]
-        best, fastest = p.options[0], next(o for o in p.options if o.fastest)
-        lines += ["", f"Cheapest: {_option_line(best)}"]
+        best, fastest = p.cheapest, next(o for o in p.options if o.fastest)
+        if best is None:
+            lines += ["", "Cheapest: none can be rented now: every option is sold out or short of idle GPUs "
+                      f"at its provider's last refresh (the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
+        else:
+            lines += ["", f"Cheapest: {_option_line(best)}"]
         if fastest is not best:
-            lines.append(f"Fastest:  {_option_line(fastest)}")
-        pareto = [o.rental.gpu_model for o in p.options if o.pareto]
+            lines.append(
+                f"Fastest:  {_option_line(fastest)}" + ("" if fastest.rental.rentable else " (sold out)")
+            )
+        pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
     reasons: dict[str, list[str]] = {}
     for ex in p.excluded:
@@ -405,23 +414,23 @@ def render_plan(p: Plan) -> str:
 def _plan_table_row(rank: int, o: Any) -> list[str]:
     r = o.rental
     marks = ", ".join(
-        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", r.unavailable)) if on
+        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", not r.rentable)) if on
     )
     return [
         str(rank),
-        o.estimate.gpu + ("*" if r.gpu_note else ""),
+        o.estimate.gpu + ("*" if r.offer.gpu_note else ""),
         str(r.gpus),
-        f"{r.instances} x {r.gpus_per_instance}",
+        f"{r.instances} x {r.offer.gpus_per_instance:g}",
         o.link[0] or "-",
         f"{r.hours:,.1f}",
-        r.provider,
-        short(r.region, 14),
-        short(r.instance_type, 24),
-        r.billing + (" (spot)" if r.interruptible else ""),
+        r.offer.provider,
+        short(r.offer.region, 14),
+        short(r.offer.instance_type, 24),
+        r.offer.billing + (" (spot)" if r.offer.interruptible else ""),
         money(r.total_cny),
         money(r.cny_per_gpu_hour),
-        r.recent.trend if r.recent else "-",
-        f"{r.observed_at:%Y-%m-%d}",
+        r.history.trend if r.history else "-",
+        f"{r.offer.observed_at:%Y-%m-%d}",
         marks,
     ]
 
@@ -431,5 +440,5 @@ def _option_line(o: Any) -> str:
     link = f"; {o.link[0]}" if o.link[0] else ""
     return (
         f"{r.gpus} x {o.estimate.gpu} for {r.hours:,.1f} h, CNY {money(r.total_cny)} "
-        f"({r.instances} x {r.provider} {r.instance_type}, {r.billing}{link})"
+        f"({r.instances} x {r.offer.provider} {r.offer.instance_type}, {r.offer.billing}{link})"
     )
