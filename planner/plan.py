@@ -184,13 +184,11 @@ def plan(
     gpus_max: int | None = None,
     budget_cny: Decimal | float | None = None,
     deadline_hours: float | None = None,
-    gpus: Sequence[str] = (),
-    providers: Sequence[str] = (),
-    regions: Sequence[str] = (),
-    billing: Sequence[str] = (),
+    query: OfferQuery | None = None,
     history_days: int = HISTORY_DAYS,
 ) -> Plan:
-    """Every GPU model with prices that can run ``workload``, its cheapest rental, cheapest first.
+    """Every GPU model with prices that can run ``workload``, its cheapest rental, cheapest first,
+    among the offers ``query`` admits (``OfferQuery.build``: GPU models, providers, regions, billing).
 
     Per model: the fewest GPUs that hold the job (with ``deadline_hours``, also enough to finish in
     time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
@@ -200,8 +198,8 @@ def plan(
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
-    query = OfferQuery.build(gpus, providers, regions, billing)
-    models = models_for(gpus)
+    query = query if query is not None else OfferQuery()
+    models = models_for(query)
     by_model: dict[str, list[Offer]] = {}
     for offer in latest_offers(conn, query, fx, stock=False):
         by_model.setdefault(offer.gpu_model, []).append(offer)
@@ -267,10 +265,9 @@ def check_plan_filters(
     return budget, deadline_hours
 
 
-def models_for(queries_: Sequence[str]) -> list[GpuModel]:
-    """The catalog models the ``--gpu`` filters name (every model without filters), in catalog order."""
-    chosen = OfferQuery.build(queries_).gpu_models
-    return [m for m in catalog.all_models() if not chosen or m.name in chosen]
+def models_for(query: OfferQuery) -> list[GpuModel]:
+    """The catalog models ``query`` names (every model when it names none), in catalog order."""
+    return [m for m in catalog.all_models() if not query.gpu_models or m.name in query.gpu_models]
 
 
 def _work_for(

@@ -12,8 +12,8 @@ Price history is read only for the offers asked about, over a 30-day window, in 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -129,13 +129,14 @@ def rental_curve(
     gpus: int,
     fx: Mapping[str, object],
     basis: str = "median",
-    providers: Sequence[str] = (),
-    billing: Sequence[str] = (),
+    query: OfferQuery | None = None,
     history_days: int = HISTORY_DAYS,
 ) -> RentalCurve:
-    """The offers that can rent ``gpu`` (one query) and, unless ``basis`` is latest, their 30-day history."""
+    """The offers of ``gpu`` that ``query`` admits (its providers, regions and billing modes; one
+    query) and, unless ``basis`` is latest, their 30-day history."""
     basis = check_basis(basis)
-    query = OfferQuery.build([gpu.name], providers, (), billing)
+    query = replace(query or OfferQuery(), gpu_models=(gpu.name,), variants=frozenset())
     offers = latest_offers(conn, query, fx)
     recent = recent_prices(conn, offers, history_days) if basis != LATEST else {}
-    return RentalCurve(gpu.name, gpus, tuple(offers), recent, basis, bool(providers or billing))
+    filtered = bool(query.providers or query.regions or query.billing)
+    return RentalCurve(gpu.name, gpus, tuple(offers), recent, basis, filtered)

@@ -165,11 +165,15 @@ def check_options(
     """Refuse a bad sort, provider or billing mode before any database work; returns the sort and the
     filter (on_demand when no billing mode is given; vGPU slices kept, to say why a model is not
     ranked)."""
+    query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True)
+    return check_sort(sort), replace(query, billing=query.billing or DEFAULT_BILLING)
+
+
+def check_sort(sort: str) -> str:
     key = sort.strip().lower()
     if key not in SORTS:
         raise UnknownNameError("sort", sort, difflib.get_close_matches(key, SORTS, n=1, cutoff=0.5) or SORTS)
-    query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True)
-    return key, replace(query, billing=query.billing or DEFAULT_BILLING)
+    return key
 
 
 def models_for(
@@ -192,19 +196,20 @@ def value_ranking(
     conn: Connection,
     models: Sequence[GpuModel],
     fx: Mapping[str, object],
-    providers: Sequence[str] = (),
-    billing: Sequence[str] = (),
+    query: OfferQuery | None = None,
     sort: str = "tflops",
     buy: bool = False,
     left_out: Sequence[GpuModel] = (),
 ) -> ValueRanking:
     """Rank ``models`` by TFLOPS (or GB, ``sort="memory"``) per CNY: per CNY-hour at the cheapest
-    current rental price, or with ``buy`` per 10,000 CNY of purchase price (see the module rules).
+    current rental price among the offers ``query`` admits (``check_options``: on-demand by default),
+    or with ``buy`` per 10,000 CNY of purchase price (see the module rules).
 
     ``left_out`` (the China variants a caller does not rank) are priced in the same query only to
     name, in ``variants_left_out``, those that could have been ranked.
     """
-    sort, query = check_options(sort, providers, billing)
+    sort = check_sort(sort)
+    query = query if query is not None else check_options(sort)[1]
     names, modes = query.providers, query.billing
     wanted = [m.name for m in models] + [m.name for m in left_out]
     offers: dict[str, list[Offer]] = {}

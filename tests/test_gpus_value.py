@@ -21,7 +21,7 @@ from planner.commands.gpus import render_value
 from planner.config import load_config
 from planner.errors import UnknownNameError
 from planner.importer import import_csv
-from planner.value import models_for, per_unit, purchase_price, value_ranking
+from planner.value import check_options, models_for, per_unit, purchase_price, value_ranking
 from tests.conftest import price_row, write_csv
 from tests.test_perf_cli import loaded
 
@@ -50,7 +50,9 @@ def priced(engine, tmp_path):
 def rank(engine, query=None, include_variants=False, **kwargs):
     models, left_out = models_for(query, include_variants)
     with engine.connect() as conn:
-        return value_ranking(conn, models, FX, left_out=left_out, **kwargs)
+        sort = kwargs.pop("sort", "tflops")
+        query = check_options(sort, kwargs.pop("providers", ()), kwargs.pop("billing", ()))[1]
+        return value_ranking(conn, models, FX, query, sort=sort, left_out=left_out, **kwargs)
 
 
 def by_gpu(result):

@@ -20,7 +20,7 @@ from planner.config import load_config
 from planner.errors import UsageError
 from planner.importer import import_csv
 from planner.plan import Workload, link_between, mark, plan
-from planner.pricing import offer_of, tiered_cost
+from planner.pricing import OfferQuery, offer_of, tiered_cost
 from planner.quote import QuoteRequest, quote
 from planner.rental import rental_curve, rentals
 from planner.tco import rent_vs_buy
@@ -56,9 +56,10 @@ def priced(engine, tmp_path):
     return engine
 
 
-def run_plan(engine, workload=LORA, **kwargs):
+def run_plan(engine, workload=LORA, gpus=(), providers=(), billing=(), **kwargs):
+    query = OfferQuery.build(gpus, providers, (), billing)
     with engine.connect() as conn:
-        return plan(conn, workload, FX, **kwargs)
+        return plan(conn, workload, FX, query=query, **kwargs)
 
 
 def rental_cost(row, gpu_hours, min_gpus, fx, max_gpus=None):

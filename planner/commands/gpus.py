@@ -104,14 +104,14 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
     # planner.value (and the database) only here: the catalog listing stays as quick as it was.
     from planner.value import check_options, models_for, value_ranking
 
-    sort = check_options(sort or "tflops", providers, billing)[0]  # refused before the database is opened
+    sort, offers = check_options(sort or "tflops", providers, billing)  # refused before the database opens
     models, left_out = models_for(query, include_variants)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
     with engine.connect() as conn:
         result = value_ranking(
-            conn, models, app.config.section("fx"), providers, billing, sort=sort, buy=buy, left_out=left_out
+            conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
         )
     if fmt == "json":
         click.echo(dumps_json(result.to_dict()))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from planner.commands.arguments import Count, Number, check_names
+from planner.commands.arguments import Count, Number
 from planner.commands.options import billing_option, format_option, provider_option
 from planner.output import csv_text, dumps_json, money, short, table
 
@@ -93,6 +93,7 @@ def tco(
     """
     from planner import catalog
     from planner import rental as renting
+    from planner.pricing import OfferQuery
     from planner.recent import check_basis
     from planner.tco import check_tco, rent_vs_buy, settings_for
     from planner.tco import tco as run_tco
@@ -117,7 +118,7 @@ def tco(
     else:
         basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
     check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
-    check_names(providers, billing)
+    query = OfferQuery.build((), providers, (), billing)
     rental = None
     if rent_price is not None:
         result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
@@ -127,9 +128,7 @@ def tco(
         if loaded:
             click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
         with engine.connect() as conn:
-            curve = renting.rental_curve(
-                conn, model, gpus, app.config.section("fx"), basis, providers, billing
-            )
+            curve = renting.rental_curve(conn, model, gpus, app.config.section("fx"), basis, query)
         result, rental = rent_vs_buy(curve, model, hours, utilization, years_value, origins=origins, **buy)
     if fmt == "json":
         doc = result.to_dict()

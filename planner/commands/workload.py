@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from planner.commands.arguments import Count, Number, check_names
+from planner.commands.arguments import Count, Number
 from planner.commands.options import billing_option, format_option, gpu_filter_option, provider_option
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
@@ -288,12 +288,12 @@ def plan(
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
     from planner import plan as planning
+    from planner.pricing import OfferQuery
 
     job = planning.Workload(**workload)
     job.on()  # refuse a bad workload before touching the database
     planning.check_plan_filters(gpus_max, budget, deadline_hours)
-    planning.models_for(gpus)
-    check_names(providers, billing)
+    query = OfferQuery.build(gpus, providers, (), billing)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
@@ -305,9 +305,7 @@ def plan(
             gpus_max=gpus_max,
             budget_cny=budget,
             deadline_hours=float(deadline_hours) if deadline_hours is not None else None,
-            gpus=gpus,
-            providers=providers,
-            billing=billing,
+            query=query,
             history_days=app.config.section("quote")["history_days"],
         )
     if fmt == "json":
