@@ -290,12 +290,15 @@ class Offer:
         }
 
 
-def offer_of(row: LatestPrice, fx: Mapping[str, object], china_variant: bool = False) -> Offer:
-    """The offer a stored latest price makes; a currency without an ``[fx]`` rate is a ConfigError."""
-    try:
-        rate = fx_rate(row.currency, fx)
-    except PriceRejected as err:
-        raise ConfigError(str(err), "add the rate to [fx] in your config file") from None
+def offer_of(
+    row: LatestPrice,
+    fx: Mapping[str, object],
+    china_variant: bool = False,
+    stock: Stock | None = None,
+    rate: Decimal | None = None,
+) -> Offer:
+    """The offer a stored latest price makes (at ``rate`` CNY per unit of its currency when the caller
+    has it); a currency without an ``[fx]`` rate is a ConfigError."""
     return Offer(
         instance_id=row.instance_id,
         provider=row.provider,
@@ -307,24 +310,33 @@ def offer_of(row: LatestPrice, fx: Mapping[str, object], china_variant: bool = F
         unit_price=row.price,
         unit=row.unit,
         currency=row.currency,
-        cny_per_currency=rate,
+        cny_per_currency=rate if rate is not None else cny_rate(row.currency, fx),
         observed_at=row.observed_at,
         source=row.source,
         from_snapshot=row.run_kind == "snapshot",
         gpu_note=row.gpu_note,
         china_variant=china_variant,
-        tiers=tuple(tiers_of(row.tiers)),
+        tiers=tuple(tiers_of(row.tiers)) if row.tiers else (),
         median_unit_price=row.median_price,
         vcpus=row.vcpus,
         memory_gb=row.memory_gb,
+        stock=stock,
     )
+
+
+def cny_rate(currency: str, fx: Mapping[str, object]) -> Decimal:
+    """CNY per unit of ``currency`` at the ``[fx]`` rate; a ConfigError naming the fix when it has none."""
+    try:
+        return fx_rate(currency, fx)
+    except PriceRejected as err:
+        raise ConfigError(str(err), "add the rate to [fx] in your config file") from None
 
 
 def latest_offers(
     conn: Connection, query: OfferQuery, fx: Mapping[str, object], *, stock: bool = True
 ) -> list[Offer]:
     """Every offer ``query`` admits at its latest price (one indexed query), with the provider's
-    latest stock attached unless ``stock`` is False (see ``with_stock``)."""
+    latest stock on or after the price's day unless ``stock`` is False (then see ``with_stock``)."""
     from db import queries
 
     rows = queries.latest_prices(
@@ -334,8 +346,17 @@ def latest_offers(
         regions=list(query.regions) or None,
         billing=list(query.billing) or None,
     )
-    offers = [o for o in (offer_of(r, fx, r.gpu_model in query.variants) for r in rows) if query.admits(o)]
-    return with_stock(conn, offers) if stock else offers
+    rates = {c: cny_rate(c, fx) for c in {r.currency for r in rows}}  # one check per currency
+    said = queries.current_availability(conn, rows) if stock else {}
+    offers = (
+        offer_of(r, fx, r.gpu_model in query.variants, _stock(said, r), rates[r.currency]) for r in rows
+    )
+    return [o for o in offers if query.admits(o)]
+
+
+def _stock(said: Mapping[tuple[int, str], Any], row: LatestPrice) -> Stock | None:
+    record = said.get((row.instance_id, row.billing))
+    return None if record is None else Stock.of(record)
 
 
 def with_stock(conn: Connection, offers: Sequence[Offer]) -> list[Offer]:
@@ -641,11 +662,16 @@ def rank(items: Iterable[T], cost_of: Callable[[T], JobCost]) -> list[T]:
 
 
 def cheapest_per_instance(costs: Iterable[JobCost]) -> list[JobCost]:
-    """Each instance once, on its best billing mode for the job (``rank``'s first)."""
-    by_instance: dict[int, list[JobCost]] = {}
+    """Each instance once, on its best billing mode for the job: the cheapest it can be rented on now
+    (the cheapest of all when none). One instance's modes share its machines, so ``rank``'s tie rule
+    has nothing to add."""
+    best: dict[int, tuple[tuple, JobCost]] = {}
     for cost in costs:
-        by_instance.setdefault(cost.offer.instance_id, []).append(cost)
-    return [rank_costs(found)[0] for found in by_instance.values()]
+        key = (not cost.rentable, *price_key(cost))
+        iid = cost.offer.instance_id
+        if iid not in best or key < best[iid][0]:
+            best[iid] = (key, cost)
+    return [cost for _, cost in best.values()]
 
 
 # --- showing money ------------------------------------------------------------------------------

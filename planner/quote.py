@@ -41,6 +41,7 @@ from planner.pricing import (
     rank_costs,
     shown_total,
     with_breakeven,
+    with_stock,
 )
 from planner.pricing import (
     MAX_GPUS as MAX_GPUS,
@@ -210,22 +211,51 @@ def option_dict(o: JobCost) -> dict[str, object]:
 def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> Quote:
     """Every way to rent the job, rentable first, cheapest first (see the module docstring)."""
     query, job = validate(request)
-    offers = latest_offers(conn, query, fx)
-    considered = len({o.instance_id for o in offers})
     # On a median or min basis the history decides the price, so it is read before ranking (for the
-    # offers that can reach the top); on the latest, only for the options shown.
+    # offers that can reach the top, which needs their stock); on the latest, history is read only for
+    # the options shown, and stock only as far down as the top rentable options reach.
     on_history = job.price_basis != LATEST
+    offers = latest_offers(conn, query, fx, stock=on_history or not request.top)
+    considered = len({o.instance_id for o in offers})
     recent = {}
     if on_history:
         offers = _can_reach_top(conn, offers, job, request.top)
         recent = recent_prices(conn, offers, job.history_days)
     costs = [job_cost(o, job, recent.get(o.key)) for o in offers]
+    if not on_history and request.top:
+        costs = _stocked_to_top(conn, costs, request.top)
     ranked = rank_costs(with_breakeven(cheapest_per_instance(costs), costs))
     shown = _shown(ranked, request.top)
     if not on_history:
         recent = recent_prices(conn, [o.offer for o in shown], job.history_days)
         shown = [replace(o, history=recent.get(o.offer.key)) for o in shown]
     return Quote(request=request, query=query, job=job, options=tuple(shown), considered=considered)
+
+
+def _stocked_to_top(conn: Connection, costs: list[JobCost], top: int) -> list[JobCost]:
+    """``costs`` with their stock read, cheapest instance first, until ``top`` instances can be rented
+    and no instance left unread could come within a tie of the top-th: the options shown are judged on
+    their stock, the rest (never shown) are not read at all."""
+    by_instance: dict[int, list[JobCost]] = {}
+    for cost in costs:
+        by_instance.setdefault(cost.offer.instance_id, []).append(cost)
+    order = sorted(by_instance, key=lambda iid: min(c.total_cny for c in by_instance[iid]))
+    read = 0
+    window = 2 * top
+    while read < len(order):
+        batch = order[read : read + window]
+        stocked = iter(with_stock(conn, [c.offer for iid in batch for c in by_instance[iid]]))
+        for iid in batch:
+            by_instance[iid] = [replace(c, offer=next(stocked)) for c in by_instance[iid]]
+        read += len(batch)
+        window *= 2
+        best = cheapest_per_instance(c for iid in order[:read] for c in by_instance[iid])
+        rentable = sorted(c.total_cny for c in best if c.rentable)
+        if len(rentable) >= top and read < len(order):
+            bound = rentable[top - 1] + max(rentable[top - 1] * TIE_SHARE, TIE_CNY)
+            if min(c.total_cny for c in by_instance[order[read]]) > bound:
+                break
+    return [c for iid in order for c in by_instance[iid]]
 
 
 def _shown(ranked: list[JobCost], top: int | None) -> list[JobCost]:
