@@ -370,6 +370,39 @@ def with_stock(conn: Connection, offers: Sequence[Offer]) -> list[Offer]:
     return [replace(o, stock=Stock.of(found[o.key])) if o.key in found else o for o in offers]
 
 
+STOCK_CANDIDATES = 5  # per GPU model, the cheapest offers whose stock ``cheapest_by_model`` reads
+
+
+def per_gpu_hour_key(offer: Offer) -> tuple:
+    return (offer.cny_per_gpu_hour, offer.provider, offer.region, offer.instance_type, offer.billing)
+
+
+def cheapest_by_model(
+    conn: Connection, offers: Iterable[Offer], candidates: int = STOCK_CANDIDATES
+) -> dict[str, Offer]:
+    """Per GPU model, the offer with the lowest list price per GPU-hour that can be rented now (stock
+    read in one bounded query for the ``candidates`` cheapest of each model); the cheapest when none
+    of them can. The rule ``gpus --value`` and the report's cheapest table share."""
+    by_model: dict[str, list[Offer]] = {}
+    for offer in offers:
+        by_model.setdefault(offer.gpu_model, []).append(offer)
+    chosen = [o for found in by_model.values() for o in sorted(found, key=per_gpu_hour_key)[:candidates]]
+    stocked: dict[str, list[Offer]] = {}
+    for offer in with_stock(conn, chosen):
+        stocked.setdefault(offer.gpu_model, []).append(offer)
+    return {model: next((o for o in found if o.availability.rentable), found[0]) for model, found in stocked.items()}
+
+
+def cheapest_offers(conn: Connection, query: OfferQuery, fx: Mapping[str, object]) -> dict[str, Offer]:
+    """``cheapest_by_model`` over the offers ``query`` admits, in catalog order; when ``query`` names
+    no billing mode, spot counts only for a model sold on nothing else (the report's cheapest table)."""
+    best = cheapest_by_model(conn, latest_offers(conn, query, fx, stock=False))
+    if not query.billing:
+        spot = latest_offers(conn, replace(query, billing=(SPOT,)), fx, stock=False)
+        best |= {m: o for m, o in cheapest_by_model(conn, spot).items() if m not in best}
+    return best
+
+
 # --- hourly tiers -------------------------------------------------------------------------------
 
 

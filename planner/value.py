@@ -14,8 +14,8 @@ Rules (tested in tests/test_gpus_value.py):
   listing;
 - an offer that cannot be rented now (``planner.pricing.availability`` for one instance: sold out,
   short of idle GPUs, idle but not orderable) is passed over for the next cheapest; stock is read for
-  the ``STOCK_CANDIDATES`` cheapest offers of each model, and when all of them are sold out the
-  cheapest is used and marked ``sold_out``. Most offers state no stock: they count as available;
+  the five cheapest offers of each model (``planner.pricing.cheapest_by_model``), and when all of them
+  are sold out the cheapest is used and marked ``sold_out``. Most offers state no stock: they count as available;
 - with ``buy`` the ranking is per purchase yuan (per 10,000 CNY, so the figures read like the rental
   ones): the catalog's China price per card, or its US price at the ``[fx]`` USD rate where that is all
   it has (``purchase_price_basis`` says which; the US price carries no China premium). Rental figures
@@ -37,7 +37,7 @@ from planner import catalog
 from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
-from planner.pricing import Offer, OfferQuery, latest_offers, with_stock
+from planner.pricing import Offer, OfferQuery, cheapest_by_model, latest_offers
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db
 
 SORTS: tuple[str, ...] = ("tflops", "memory")
 DEFAULT_BILLING: tuple[str, ...] = (ON_DEMAND,)
-STOCK_CANDIDATES = 5  # per GPU model, the cheapest offers whose stock is read
 PURCHASE_UNIT_CNY = Decimal(10_000)  # purchase figures are per 10,000 CNY
 FIGURE = Decimal("0.0001")
 # Why a model is not ranked. NO_OFFER is reworded with the filters ("no on_demand price at aliyun").
@@ -212,16 +211,14 @@ def value_ranking(
     query = query if query is not None else check_options(sort)[1]
     names, modes = query.providers, query.billing
     wanted = [m.name for m in models] + [m.name for m in left_out]
-    offers: dict[str, list[Offer]] = {}
+    offers: list[Offer] = []
     vgpu_only: set[str] = set()
     for offer in latest_offers(conn, replace(query, gpu_models=tuple(wanted)), fx, stock=False):
         if offer.is_vgpu:  # a vGPU slice is not a GPU
             vgpu_only.add(offer.gpu_model)
         elif offer.cny_per_gpu_hour.quantize(FIGURE) > 0:  # a price that rounds to nothing says nothing
-            offers.setdefault(offer.gpu_model, []).append(offer)
-    for found in offers.values():
-        found.sort(key=_offer_key)
-    cheapest = _cheapest_available(conn, offers)
+            offers.append(offer)
+    cheapest = cheapest_by_model(conn, offers)
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
     not_ranked: list[NotRanked] = []
@@ -314,22 +311,6 @@ def _rank_key(row: ValueRow, sort: str, buy: bool) -> tuple:
         price = row.offer.cny_per_gpu_hour.quantize(FIGURE) if row.offer else Decimal(0)
     assert figure is not None
     return (-figure, price, row.gpu_model)
-
-
-def _offer_key(offer: Offer) -> tuple:
-    return (offer.cny_per_gpu_hour, offer.provider, offer.region, offer.instance_type, offer.billing)
-
-
-def _cheapest_available(conn: Connection, offers: Mapping[str, list[Offer]]) -> dict[str, Offer]:
-    """Per model, the cheapest offer that can be rented now (one bounded stock query for the
-    ``STOCK_CANDIDATES`` cheapest of each); the cheapest when none of them can."""
-    candidates = [o for found in offers.values() for o in found[:STOCK_CANDIDATES]]
-    stocked: dict[str, list[Offer]] = {}
-    for offer in with_stock(conn, candidates):
-        stocked.setdefault(offer.gpu_model, []).append(offer)
-    return {
-        name: next((o for o in found if o.availability.rentable), found[0]) for name, found in stocked.items()
-    }
 
 
 def _usd_rate(fx: Mapping[str, object]) -> Decimal | None:

@@ -111,3 +111,46 @@ def test_a_foreign_unit_price_shows_its_currency(run_cli, tmp_path):
     assert "4.00 USD/hour" in next(line for line in table.splitlines() if "USD1" in line)
     assert "28.64/hour" in next(line for line in table.splitlines() if "CNY1" in line)
     assert "Unit prices in USD are converted at the [fx] rate" in table
+
+
+def test_the_report_cheapest_table_passes_over_what_cannot_be_rented(engine):
+    """The report's `_cheapest` file takes the pricing core's choice, as `gpus --value` does."""
+    import datetime as dt
+
+    from db import store
+    from planner.commands.report import cheapest_for
+    from planner.config import load_config
+    from reports.build import build_report
+
+    cheap, dear, slice_ = (
+        ("tencent", "ap-beijing", "CHEAP"),
+        ("aliyun", "cn-beijing", "DEAR"),
+        ("aliyun", "cn-beijing", "VGPU"),
+    )
+    now = store.utcnow()
+    with engine.begin() as conn:
+        run = store.start_run(conn, "tencent", "refresh")
+        ids = store.upsert_instances(
+            conn,
+            [
+                store.InstanceRow(*cheap, "A100-40GB", 1),
+                store.InstanceRow(*dear, "A100-40GB", 1),
+                store.InstanceRow(*slice_, "A100-40GB", 0.25),
+            ],
+        )
+        rows = [
+            store.PriceRow(key, "on_demand", Decimal(p), "CNY", "hour", Decimal(p) / Decimal(n), now)
+            for key, p, n in ((cheap, "20", 1), (dear, "30", 1), (slice_, "4", "0.25"))
+        ]
+        store.insert_prices(conn, rows, ids, run)
+        store.insert_availability(
+            conn, [store.AvailabilityRow(cheap, "on_demand", now, "sold_out")], ids, run
+        )
+        store.finish_run(conn, run, "ok")
+    fx = load_config(env={}).section("fx")
+    day = dt.date(2026, 12, 1)
+    plain = build_report(engine, day, chart=False).tables["cheapest"]
+    assert plain.loc[0, "instance_type"] == "VGPU"  # on its own, the table took a vGPU slice
+    judged = build_report(engine, day, chart=False, cheapest=cheapest_for((), (), fx)).tables["cheapest"]
+    assert list(judged["instance_type"]) == ["DEAR"]  # not the sold-out one, not the slice
+    assert judged.loc[0, "offers"] == 3

@@ -114,6 +114,21 @@ def report_day(config: Any) -> dt.date:
     return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
 
 
+def cheapest_for(
+    gpu_models: Sequence[str], providers: Sequence[str], fx: Any
+) -> Callable[[Any], dict[str, tuple[str, str, str, str]]]:
+    """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)."""
+
+    def cheapest(conn: Any) -> dict[str, tuple[str, str, str, str]]:
+        from planner.pricing import OfferQuery, cheapest_offers
+
+        query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers))
+        found = cheapest_offers(conn, query, fx)
+        return {m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()}
+
+    return cheapest
+
+
 def produce_report(
     app: Any,
     *,
@@ -143,7 +158,13 @@ def produce_report(
     if loaded and on_loaded:
         on_loaded(loaded)
     report = build_report(
-        engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS, chart=wanted
+        engine,
+        day,
+        gpu_models=gpu_models,
+        providers=providers,
+        known_providers=PROVIDERS,
+        chart=wanted,
+        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx")),
     )
     try:
         files = tuple(write_report(report, out_dir))
