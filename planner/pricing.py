@@ -390,7 +390,10 @@ def cheapest_by_model(
     stocked: dict[str, list[Offer]] = {}
     for offer in with_stock(conn, chosen):
         stocked.setdefault(offer.gpu_model, []).append(offer)
-    return {model: next((o for o in found if o.availability.rentable), found[0]) for model, found in stocked.items()}
+    return {
+        model: next((o for o in found if o.availability.rentable), found[0])
+        for model, found in stocked.items()
+    }
 
 
 def cheapest_offers(conn: Connection, query: OfferQuery, fx: Mapping[str, object]) -> dict[str, Offer]:
