@@ -268,7 +268,7 @@ class Offer:
     def key(self) -> tuple[int, str]:
         return (self.instance_id, self.billing)
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "provider": self.provider,
             "region": self.region,
@@ -285,6 +285,8 @@ class Offer:
             "from_snapshot": self.from_snapshot,
             "china_variant": self.china_variant,
             "gpu_note": self.gpu_note,
+            "interruptible": self.interruptible,
+            "median_unit_price": self.median_unit_price,
             "availability": self.stock.to_dict() if self.stock else None,  # what the provider said
             "stock_state": self.availability.value,  # what that means for one instance
         }
@@ -604,6 +606,31 @@ class JobCost:
         o = self.offer
         listing = o.provider in MARKETPLACES
         return link_between(catalog.get_model(o.gpu_model), int(o.gpus_per_instance), self.instances, listing)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The offer's fields, then the job's: what was costed, how, and what it comes to."""
+        link, nvlink = self.link
+        return self.offer.to_dict() | {
+            "instances": self.instances,
+            "idle_gpus": self.idle_gpus,
+            "gpus": self.job.gpus,
+            "hours": self.job.hours,
+            "days": self.job.days,
+            "unit_price": self.unit_price,
+            "price_basis": self.price_basis,
+            "latest_unit_price": self.offer.unit_price,
+            "units_paid": self.units_paid,
+            "tiers": [t.to_dict() for t in self.tiers_used],
+            "total_cny": shown_total(self.total_cny),
+            "cny_per_gpu_hour": self.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "link": link,
+            "nvlink_gbps_bidir": nvlink,
+            "subscription_breakeven_hours_per_month": self.subscription_breakeven_hours_per_month,
+            "stock_state": self.availability.value,  # what the provider's stock means for this job
+            "unavailable": not self.rentable,
+            "trend": self.history.trend if self.history else None,
+            "history": self.history.to_dict() if self.history else None,
+        }
 
 
 def job_cost(offer: Offer, job: Job, history: Recent | None = None) -> JobCost:

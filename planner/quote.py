@@ -39,7 +39,6 @@ from planner.pricing import (
     latest_offers,
     price_key,
     rank_costs,
-    shown_total,
     with_breakeven,
     with_stock,
 )
@@ -169,43 +168,8 @@ class Quote:
 
 
 def option_dict(o: JobCost) -> dict[str, object]:
-    """One quote option for JSON and CSV."""
-    offer = o.offer
-    link, nvlink = o.link
-    return {
-        "provider": offer.provider,
-        "region": offer.region,
-        "instance_type": offer.instance_type,
-        "gpu_model": offer.gpu_model,
-        "gpus_per_instance": offer.gpus_per_instance,
-        "instances": o.instances,
-        "idle_gpus": o.idle_gpus,
-        "billing": offer.billing,
-        "unit_price": o.unit_price,
-        "price_basis": o.price_basis,
-        "latest_unit_price": offer.unit_price,
-        "unit": offer.unit,
-        "currency": offer.currency,
-        "units_paid": o.units_paid,
-        "tiers": [t.to_dict() for t in o.tiers_used],
-        "total_cny": shown_total(o.total_cny),
-        "cny_per_gpu_hour": o.cny_per_gpu_hour.quantize(Decimal("0.0001")),
-        "link": link,
-        "nvlink_gbps_bidir": nvlink,
-        "observed_at": offer.observed_at.isoformat(),
-        "source": offer.source,
-        "from_snapshot": offer.from_snapshot,
-        "china_variant": offer.china_variant,
-        "gpu_note": offer.gpu_note,
-        "interruptible": offer.interruptible,
-        "subscription_breakeven_hours_per_month": o.subscription_breakeven_hours_per_month,
-        "median_unit_price": offer.median_unit_price,
-        "availability": offer.stock.to_dict() if offer.stock else None,  # what the provider said
-        "stock_state": o.availability.value,  # what that means for this job
-        "unavailable": not o.rentable,
-        "trend": o.history.trend if o.history else None,
-        "history": o.history.to_dict() if o.history else None,
-    }
+    """One quote option for JSON and CSV (``JobCost.to_dict``)."""
+    return o.to_dict()
 
 
 def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> Quote:

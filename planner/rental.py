@@ -66,37 +66,13 @@ def describe(cost: JobCost) -> str:
 
 
 def rental_dict(cost: JobCost) -> dict[str, Any]:
-    """A rental for JSON: where, how many, how long, the price costed and the total."""
+    """A rental for JSON (``JobCost.to_dict``), with the names plan and tco have always used for the
+    latest price, the history and the stock."""
     o = cost.offer
-    return {
-        "provider": o.provider,
-        "region": o.region,
-        "instance_type": o.instance_type,
-        "gpu_model": o.gpu_model,
-        "gpus_per_instance": o.gpus_per_instance,
-        "instances": cost.instances,
-        "gpus": cost.gpus,
-        "hours": cost.hours,
-        "days": cost.job.days,
-        "billing": o.billing,
-        "unit_price": cost.unit_price,
+    return cost.to_dict() | {
         "latest_price": o.unit_price,
-        "price_basis": cost.price_basis,
-        "unit": o.unit,
-        "currency": o.currency,
-        "units_paid": cost.units_paid,
-        "tiers": [t.to_dict() for t in cost.tiers_used],
-        "total_cny": cost.total_cny.quantize(Decimal("0.01")),
-        "cny_per_gpu_hour": cost.cny_per_gpu_hour.quantize(Decimal("0.0001")),
-        "observed_at": o.observed_at,
-        "source": o.source,
-        "from_snapshot": o.from_snapshot,
-        "gpu_note": o.gpu_note,
-        "interruptible": o.interruptible,
         "recent": cost.history.to_dict() if cost.history else None,
         "stock": o.stock.to_dict() if o.stock else None,
-        "stock_state": cost.availability.value,
-        "unavailable": not cost.rentable,
     }
 
 
