@@ -33,11 +33,11 @@ from pathlib import Path
 
 from planner import catalog
 from planner.importer import COLUMNS, MAX_FIELD_CHARS
+from planner.regions import UNSPECIFIED_REGION
 from scrapers.aliyun_families import FAMILIES, family_of
 
 OUTPUT = Path(__file__).parent / "data" / "snapshot.csv"
 SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
-UNSPECIFIED_REGION = "unspecified"
 
 POINT_FILES = ("price_points.json", "price_points_2026.json")
 DATE_UNKNOWN = "DATE UNKNOWN"
