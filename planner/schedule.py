@@ -174,7 +174,7 @@ def refresh_step(app: Any) -> Any:
 
 def report_step(app: Any) -> int:
     """Write the report and, with [schedule] email = true, send it to [email] recipients."""
-    from planner.commands.report import ReportNotSent, produce_report
+    from planner.report import ReportNotSent, produce_report
 
     wanted = app.config.section("schedule")["email"]
     recipients = list(app.config.section("email")["recipients"]) if wanted else []

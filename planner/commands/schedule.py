@@ -16,7 +16,7 @@ from planner.output import dumps_json
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("table", "json")),
+    type=click.Choice(("table", "json"), case_sensitive=False),
     default="table",
     show_default=True,
     help="For --list: table for people, json for programs.",
