@@ -102,7 +102,11 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
     _show(outcome, fmt)
     if outcome.refused:
         refused = ", ".join(f"{a} ({code})" for a, (code, _) in outcome.refused.items())
-        raise PlannerError(f"the server refused some recipients: {refused}", hint="check those addresses")
+        delivered = [a for a in outcome.recipients if a not in outcome.refused]
+        raise PlannerError(
+            f"the server refused some recipients: {refused}; the report went to {', '.join(delivered)}",
+            hint="check those addresses",
+        )
 
 
 def _show(outcome: ReportOutcome, fmt: str) -> None:
@@ -149,5 +153,6 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
     failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
     if failed:
         click.echo(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
-    if outcome.recipients:
-        click.echo(f"Sent to {', '.join(outcome.recipients)}.")
+    delivered = [a for a in outcome.recipients if a not in outcome.refused]
+    if delivered:
+        click.echo(f"Sent to {', '.join(delivered)}.")
