@@ -48,6 +48,7 @@ from planner.errors import ConfigError, UnknownNameError, UsageError
 from planner.normalize import PriceRejected, fx_rate, per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
+from planner.regions import region_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -127,22 +128,7 @@ def availability(stock: Stock | None, gpus_needed: float) -> Availability:
 # --- region scope -------------------------------------------------------------------------------
 
 ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"
-SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)
-# Tencent names mainland regions after cities (ap-beijing); the others by "cn-" (Aliyun, Volcengine,
-# except cn-hongkong). AutoDL rents in mainland data centres only.
-_TENCENT_MAINLAND = ("beijing", "shanghai", "guangzhou", "chengdu", "chongqing", "nanjing", "shenzhen")
-
-
-def region_scope(provider: str, region: str) -> str:
-    """``mainland`` or ``overseas`` (Hong Kong included) for a provider's region name."""
-    name = region.strip().lower()
-    if "hongkong" in name or "hong-kong" in name:
-        return OVERSEAS
-    if provider in MARKETPLACES:
-        return MAINLAND
-    if provider == "tencent":
-        return MAINLAND if any(city in name for city in _TENCENT_MAINLAND) else OVERSEAS
-    return MAINLAND if name.startswith("cn-") else OVERSEAS
+SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)  # ``planner.regions`` says which a region is in
 
 
 def check_scope(scope: str, given_by: str = "--scope") -> str:

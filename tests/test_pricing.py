@@ -20,10 +20,10 @@ from planner.pricing import (
     is_tie,
     job_cost,
     rank_costs,
-    region_scope,
     shown_total,
     tier_uses,
 )
+from planner.regions import region_scope
 
 NOW = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
@@ -167,8 +167,8 @@ def test_the_filter_admits_spot_and_vgpu_only_when_asked():
         ("autodl", "west-B", "mainland"),
     ],
 )
-def test_region_scope(provider, region, scope):
-    assert region_scope(provider, region) == scope
+def test_the_filter_scopes_regions(provider, region, scope):
+    assert region_scope(provider, region) == scope  # planner.regions' rule, which the filter applies
     assert OfferQuery(scope=scope).admits(offer(provider=provider, region=region))
     assert OfferQuery(scope="all").admits(offer(provider=provider, region=region))
 

@@ -118,8 +118,8 @@ def test_the_report_cheapest_table_passes_over_what_cannot_be_rented(engine):
     import datetime as dt
 
     from db import store
-    from planner.commands.report import cheapest_for
     from planner.config import load_config
+    from planner.report import cheapest_for
     from reports.build import build_report
 
     cheap, dear, slice_ = (
