@@ -239,6 +239,11 @@ class Offer:
     def interruptible(self) -> bool:
         return self.billing == SPOT
 
+    @property
+    def age_days(self) -> int:
+        """Whole days since the price was observed (UTC days; 0 for today's)."""
+        return max(0, (dt.datetime.now(dt.UTC).date() - self.observed_at.date()).days)
+
     def at_price(self, price: Decimal) -> Offer:
         """This offer at another unit price (a 30-day basis); the hourly tiers keep their ratio to it."""
         if price == self.unit_price:
@@ -267,6 +272,7 @@ class Offer:
             "currency": self.currency,
             "cny_per_gpu_hour": self.cny_per_gpu_hour,
             "observed_at": self.observed_at.isoformat(),
+            "age_days": self.age_days,
             "source": self.source,
             "from_snapshot": self.from_snapshot,
             "china_variant": self.china_variant,

@@ -140,6 +140,17 @@ class Quote:
     def from_snapshot(self) -> bool:
         return any(o.offer.from_snapshot for o in self.options)
 
+    @property
+    def observed_between(self) -> tuple[dt.date, dt.date] | None:
+        """The first and last day on which the options shown were priced."""
+        days = [o.offer.observed_at.date() for o in self.options]
+        return (min(days), max(days)) if days else None
+
+    @property
+    def snapshot_options(self) -> int:
+        """How many options shown come from the bundled snapshot (not imported, not refreshed)."""
+        return sum(o.offer.from_snapshot for o in self.options)
+
     def to_dict(self) -> dict[str, object]:
         r = self.request
         best = self.recommendation
@@ -160,7 +171,9 @@ class Quote:
                 "history_days": self.job.history_days,
             },
             "as_of": self.as_of.isoformat() if self.as_of else None,
+            "observed_from": self.observed_between[0].isoformat() if self.observed_between else None,
             "from_snapshot": self.from_snapshot,
+            "snapshot_options": self.snapshot_options,
             "recommendation": option_dict(best) if best else None,
             "no_recommendation": self.no_recommendation,
             "options": [option_dict(o) for o in self.options],

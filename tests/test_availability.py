@@ -50,7 +50,7 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
     assert got[("tencent", "ap-beijing", "HCCG5v.24XLARGE384")]["availability"]["stock_status"] == "sold_out"
     assert got[("autodl", "beijing-A", "V100-32GB")]["availability"]["idle_gpus"] == 1
     table = run_cli("quote", "--gpu", "4090", "--hours", "10").stdout
-    assert "stock" in table.splitlines()[1] and "idle now 40/480" in table and "idle now 10/240" in table
+    assert "stock" in table.splitlines()[2] and "idle now 40/480" in table and "idle now 10/240" in table
     rows = list(
         csv.DictReader(
             io.StringIO(run_cli("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout)

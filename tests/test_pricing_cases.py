@@ -83,7 +83,7 @@ def test_eight_gpus_go_to_one_machine_not_four_for_half_a_yuan(refreshed):
         "NVLink 600 GB/s + network",
         "network only",
     }
-    assert " link " in refreshed(*args, "--hours", "500").stdout.splitlines()[1]
+    assert " link " in refreshed(*args, "--hours", "500").stdout.splitlines()[2]
 
 
 def test_plan_for_70b_inference_keeps_the_gpus_on_one_instance(refreshed):
@@ -154,3 +154,35 @@ def test_the_report_cheapest_table_passes_over_what_cannot_be_rented(engine):
     judged = build_report(engine, day, chart=False, cheapest=cheapest_for((), (), fx)).tables["cheapest"]
     assert list(judged["instance_type"]) == ["DEAR"]  # not the sold-out one, not the slice
     assert judged.loc[0, "offers"] == 3
+
+
+def test_quote_header_dates_the_options_and_counts_only_snapshot_rows(run_cli, tmp_path):
+    """Issue 16's header, on the pricing core: the date range of the options shown, and how many of
+    them (only those) come from the bundled snapshot; each option carries its age."""
+    from tests.conftest import price_row, write_csv
+
+    args = ("quote", "--gpu", "A100", "--hours", "500")
+    doc = as_json(run_cli, *args)  # an empty database: the bundled snapshot loads
+    shown = len(doc["options"])
+    assert doc["snapshot_options"] == shown > 1
+    assert all(o["age_days"] > 30 for o in doc["options"])  # the snapshot is months old
+    rows = [price_row(instance_type="FRESH", price="1", observed_at="2026-11-30")]
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+    doc = as_json(run_cli, *args)
+    fresh = next(o for o in doc["options"] if o["instance_type"] == "FRESH")
+    assert fresh["from_snapshot"] is False and doc["snapshot_options"] == shown - 1
+    header = run_cli(*args).stdout.splitlines()[1]
+    assert header == (
+        f"Prices observed {doc['observed_from']} to 2026-11-30; {shown - 1} of {shown} from the bundled "
+        "snapshot: run `planner refresh` for today's prices."
+    )
+
+
+def test_quote_header_never_says_snapshot_for_imported_prices(run_cli, tmp_path):
+    from tests.conftest import price_row, write_csv
+
+    rows = [price_row(observed_at="2026-10-01"), price_row(instance_type="B", observed_at="2026-11-01")]
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+    out = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
+    assert out.splitlines()[1] == "Prices observed 2026-10-01 to 2026-11-01."
+    assert "snapshot" not in out

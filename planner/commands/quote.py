@@ -193,11 +193,7 @@ def render_table(result: Quote) -> str:
     if not result.options:
         lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
         return "\n".join(lines)
-    if result.from_snapshot:
-        lines.append(
-            "Prices from the bundled snapshot (observed up to "
-            f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
-        )
+    lines.append(_dates_line(result))
     with_history = any(o.history for o in result.options)
     if job.price_basis != "latest":
         if with_history:
@@ -244,6 +240,19 @@ def render_table(result: Quote) -> str:
     if result.considered > len(result.options):
         lines.append(f"({result.considered - len(result.options)} more option(s); use --top to see them.)")
     return "\n".join(lines)
+
+
+def _dates_line(result: Quote) -> str:
+    """When the options shown were priced, and how many of them come from the bundled snapshot (only
+    those: imported and refreshed prices are not the snapshot)."""
+    assert result.observed_between is not None
+    first, last = result.observed_between
+    line = f"Prices observed {first:%Y-%m-%d}" + ("" if first == last else f" to {last:%Y-%m-%d}")
+    snapshot = result.snapshot_options
+    if snapshot:
+        everyone = "all" if snapshot == len(result.options) else f"{snapshot} of {len(result.options)}"
+        line += f"; {everyone} from the bundled snapshot: run `planner refresh` for today's prices"
+    return line + "."
 
 
 def _recommendation_lines(result: Quote) -> list[str]:
