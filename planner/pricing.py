@@ -599,6 +599,11 @@ class JobCost:
         listing = o.provider in MARKETPLACES
         return link_between(catalog.get_model(o.gpu_model), int(o.gpus_per_instance), self.instances, listing)
 
+    def total_at(self, unit_price: Decimal) -> Decimal:
+        """The total at another unit price, unrounded: every part of it, tiers included (they keep
+        their ratio to the base price), scales with the price."""
+        return self.total_cny * unit_price / self.unit_price if self.unit_price else self.total_cny
+
     def to_dict(self) -> dict[str, Any]:
         """The offer's fields, then the job's: what was costed, how, and what it comes to."""
         link, nvlink = self.link
@@ -635,7 +640,10 @@ def job_cost(offer: Offer, job: Job, history: Recent | None = None) -> JobCost:
     used: tuple[TierUse, ...] = ()
     if offer.billing in HOURLY_MODES:
         units = Decimal(str(job.hours))
-        per_instance, used = tier_uses(priced.unit_price, priced.tiers, units)
+        if priced.tiers:
+            per_instance, used = tier_uses(priced.unit_price, priced.tiers, units)
+        else:
+            per_instance = priced.unit_price * units
     else:
         units = Decimal(math.ceil(job.days / DAYS_PER_PERIOD[offer.billing]))
         per_instance = priced.unit_price * units

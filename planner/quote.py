@@ -32,7 +32,6 @@ from planner.pricing import (
     TIE_SHARE,
     Job,
     JobCost,
-    Offer,
     OfferQuery,
     cheapest_per_instance,
     job_cost,
@@ -188,51 +187,90 @@ def option_dict(o: JobCost) -> dict[str, object]:
 def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> Quote:
     """Every way to rent the job, rentable first, cheapest first (see the module docstring)."""
     query, job = validate(request)
-    # On a median or min basis the history decides the price, so it is read before ranking (for the
-    # offers that can reach the top, which needs their stock); on the latest, history is read only for
-    # the options shown, and stock only as far down as the top rentable options reach.
+    top = request.top
+    # Stock is read only as far down as the top rentable options reach; on a median or min basis the
+    # window of each offer's prices bounds its total first, so that only the offers that can reach the
+    # top have their history read. On the latest basis, history is read for the options shown only.
     on_history = job.price_basis != LATEST
-    offers = latest_offers(conn, query, fx, stock=on_history or not request.top)
+    offers = latest_offers(conn, query, fx, stock=not top)
     considered = len({o.instance_id for o in offers})
-    recent = {}
+    costs = [job_cost(o, job) for o in offers]
+    if top:
+        costs = _to_top(conn, costs, top, _price_bounds(conn, costs, job) if on_history else None)
     if on_history:
-        offers = _can_reach_top(conn, offers, job, request.top)
-        recent = recent_prices(conn, offers, job.history_days)
-    costs = [job_cost(o, job, recent.get(o.key)) for o in offers]
-    if not on_history and request.top:
-        costs = _stocked_to_top(conn, costs, request.top)
+        recent = recent_prices(conn, [c.offer for c in costs], job.history_days)
+        costs = [job_cost(c.offer, job, recent.get(c.offer.key)) for c in costs]
     ranked = rank_costs(with_breakeven(cheapest_per_instance(costs), costs))
-    shown = _shown(ranked, request.top)
+    shown = _shown(ranked, top)
     if not on_history:
         recent = recent_prices(conn, [o.offer for o in shown], job.history_days)
         shown = [replace(o, history=recent.get(o.offer.key)) for o in shown]
     return Quote(request=request, query=query, job=job, options=tuple(shown), considered=considered)
 
 
-def _stocked_to_top(conn: Connection, costs: list[JobCost], top: int) -> list[JobCost]:
-    """``costs`` with their stock read, cheapest instance first, until ``top`` instances can be rented
-    and no instance left unread could come within a tie of the top-th: the options shown are judged on
-    their stock, the rest (never shown) are not read at all."""
+Bounds = Mapping[tuple[int, str], tuple[Decimal, Decimal]]
+
+
+def _to_top(conn: Connection, costs: list[JobCost], top: int, bounds: Bounds | None = None) -> list[JobCost]:
+    """The costs of the instances that can be shown among the ``top``, with their stock read.
+
+    ``bounds`` holds each offer's lowest and highest total over its price window (a median or min
+    basis lies between them); without it both are the total. Instances are read cheapest first until
+    ``top`` of them can be rented and the next one's lowest total is beyond a tie of the top-th
+    rentable highest total: nothing after that can be shown, so its stock is never read.
+    """
+
+    def low(c: JobCost) -> Decimal:
+        return bounds[c.offer.key][0] if bounds else c.total_cny
+
+    def high(c: JobCost) -> Decimal:
+        return bounds[c.offer.key][1] if bounds else c.total_cny
+
     by_instance: dict[int, list[JobCost]] = {}
     for cost in costs:
         by_instance.setdefault(cost.offer.instance_id, []).append(cost)
-    order = sorted(by_instance, key=lambda iid: min(c.total_cny for c in by_instance[iid]))
-    read = 0
-    window = 2 * top
+    lowest = {iid: min(low(c) for c in found) for iid, found in by_instance.items()}
+    order = sorted(lowest, key=lowest.__getitem__)
+    read, window = 0, 2 * top  # one read is usually enough: a query for 20 instances costs what 10 do
     while read < len(order):
         batch = order[read : read + window]
         stocked = iter(with_stock(conn, [c.offer for iid in batch for c in by_instance[iid]]))
         for iid in batch:
             by_instance[iid] = [replace(c, offer=next(stocked)) for c in by_instance[iid]]
-        read += len(batch)
-        window *= 2
-        best = cheapest_per_instance(c for iid in order[:read] for c in by_instance[iid])
-        rentable = sorted(c.total_cny for c in best if c.rentable)
-        if len(rentable) >= top and read < len(order):
-            bound = rentable[top - 1] + max(rentable[top - 1] * TIE_SHARE, TIE_CNY)
-            if min(c.total_cny for c in by_instance[order[read]]) > bound:
-                break
+        read, window = read + len(batch), window * 2
+        highs = sorted(
+            min(high(c) for c in by_instance[iid] if c.rentable)
+            for iid in order[:read]
+            if any(c.rentable for c in by_instance[iid])
+        )
+        if len(highs) >= top:
+            bound = highs[top - 1] + max(highs[top - 1] * TIE_SHARE, TIE_CNY)
+            if read == len(order) or lowest[order[read]] > bound:
+                return [c for iid in order if lowest[iid] <= bound for c in by_instance[iid]]
     return [c for iid in order for c in by_instance[iid]]
+
+
+def _price_bounds(
+    conn: Connection, costs: Sequence[JobCost], job: Job
+) -> dict[tuple[int, str], tuple[Decimal, Decimal]]:
+    """Each offer's total at the min and at the max of its price window (the database aggregates
+    them cheaply); at the latest price for both where the window holds fewer than two prices."""
+    from db import queries
+
+    ranges: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
+    by_start: dict[dt.date, list[tuple[int, str]]] = {}
+    for cost in costs:
+        since = cost.offer.observed_at.date() - dt.timedelta(days=job.history_days)
+        by_start.setdefault(since, []).append(cost.offer.key)
+    for since, keys in by_start.items():
+        ranges.update(queries.price_ranges(conn, keys, since))
+    out = {}
+    for cost in costs:
+        count, low, high = ranges.get(cost.offer.key, (0, cost.unit_price, cost.unit_price))
+        if count < 2:  # too little history: costed on the latest price, whatever the basis
+            low = high = cost.unit_price
+        out[cost.offer.key] = (cost.total_at(low), cost.total_at(high))
+    return out
 
 
 def _shown(ranked: list[JobCost], top: int | None) -> list[JobCost]:
@@ -246,41 +284,3 @@ def _shown(ranked: list[JobCost], top: int | None) -> list[JobCost]:
         return rentable + others[: top - len(rentable)]
     last = price_key(rentable[top - 1])
     return rentable[:top] + [o for o in others if price_key(o) < last]
-
-
-def _can_reach_top(conn: Connection, offers: Sequence[Offer], job: Job, top: int | None) -> list[Offer]:
-    """The offers of the instances that can be among the ``top`` cheapest on a median or min basis.
-
-    A basis price lies between the window's min and max, which the database aggregates cheaply, and a
-    job's total grows with its price. So an instance whose total at its min cannot come within a tie of
-    the top-th cheapest rentable total at the max of each instance's window is out, and only the rest
-    need their series.
-    """
-    if not top:
-        return list(offers)
-    from db import queries
-
-    ranges: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
-    by_start: dict[dt.date, list[tuple[int, str]]] = {}
-    for offer in offers:
-        since = offer.observed_at.date() - dt.timedelta(days=job.history_days)
-        by_start.setdefault(since, []).append(offer.key)
-    for since, keys in by_start.items():
-        ranges.update(queries.price_ranges(conn, keys, since))
-    lowest: dict[int, Decimal] = {}
-    highest: dict[int, Decimal] = {}  # of the rentable offers
-    for offer in offers:
-        count, low, high = ranges.get(offer.key, (0, offer.unit_price, offer.unit_price))
-        if count < 2:  # too little history: costed on the latest price, whatever the basis
-            low = high = offer.unit_price
-        low_total = job_cost(offer.at_price(low), job).total_cny
-        lowest[offer.instance_id] = min(lowest.get(offer.instance_id, low_total), low_total)
-        high_cost = job_cost(offer.at_price(high), job)
-        if high_cost.rentable:
-            iid = offer.instance_id
-            highest[iid] = min(highest.get(iid, high_cost.total_cny), high_cost.total_cny)
-    if len(highest) <= top:
-        return list(offers)
-    cutoff = sorted(highest.values())[top - 1]
-    cutoff += max(cutoff * TIE_SHARE, TIE_CNY)  # a near-equal total may still win on fewer machines
-    return [o for o in offers if lowest[o.instance_id] <= cutoff]

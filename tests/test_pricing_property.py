@@ -60,6 +60,10 @@ def build(path: Path, drawn) -> object:
     return engine
 
 
+def recommended(result):
+    return result.recommendation.offer.key if result.recommendation else None
+
+
 def quoted(conn, gpu_model: str, gpus: int, hours: float, instance_id: int):
     request = QuoteRequest(gpu=gpu_model, hours=hours, gpus=gpus, billing=("on_demand",))
     return next(o for o in quote(conn, request, FX).options if o.offer.instance_id == instance_id)
@@ -85,5 +89,29 @@ def test_quote_plan_and_value_agree_on_the_same_offer(drawn):
                     assert same.cny_per_gpu_hour.quantize(SIX) == r.cny_per_gpu_hour.quantize(SIX)
                     assert same.total_cny.quantize(SIX) == r.total_cny.quantize(SIX)
                     assert same.availability is r.availability
+        finally:
+            engine.dispose()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drawn=offers, top=st.integers(min_value=1, max_value=4), basis=st.sampled_from(["latest", "median"]))
+def test_top_reads_stock_only_as_far_as_it_must_and_shows_what_the_whole_ranking_does(drawn, top, basis):
+    """``--top K`` reads stock for the cheapest instances only; what it shows is what the whole
+    ranking (every offer's stock read) puts in its first K rentable places, and the cheaper ones that
+    cannot be rented."""
+    from planner.quote import _shown
+
+    gpu = drawn[0][0]
+    with tempfile.TemporaryDirectory() as folder:
+        engine = build(Path(folder) / "p.db", drawn)
+        try:
+            with engine.connect() as conn:
+                whole = quote(conn, QuoteRequest(gpu=gpu, hours=10, price_basis=basis), FX)
+                part = quote(conn, QuoteRequest(gpu=gpu, hours=10, price_basis=basis, top=top), FX)
+            expected = _shown(list(whole.options), top)
+            assert [(o.offer.key, o.rentable) for o in part.options] == [
+                (o.offer.key, o.rentable) for o in expected
+            ]
+            assert recommended(part) == recommended(whole)
         finally:
             engine.dispose()
