@@ -193,7 +193,7 @@ def _send_pending(
         with engine.begin() as conn:
             if delivery.ok:
                 _clear_in(conn, name, items)
-            _record_run(conn, delivery)
+            record_run(conn, delivery)
 
 
 def _firings(items: Sequence[tuple[str, str, dict[str, Any]]], order: Mapping[str, int]) -> list[Firing]:
@@ -224,11 +224,13 @@ def _clear_in(conn: Connection, channel: str, items: Sequence[tuple[str, str, di
             conn.execute(_where(update(alert_state), rule_name, key).values(pending=json.dumps(left)))
 
 
-def _record_run(conn: Connection, delivery: Delivery) -> None:
+def record_run(conn: Connection, delivery: Delivery, what: str = "alert(s)") -> None:
+    """One ``scrape_runs`` row (provider ``alerts``, kind ``alert``) for one message to one channel."""
     run_id = store.start_run(
         conn, RUN_PROVIDER, RUN_KIND, source=f"channel {delivery.channel} ({delivery.kind})"
     )
-    note = f"{'sent' if delivery.ok else 'not sent'}: {delivery.alerts} alert(s) in {delivery.attempts} attempt(s)"
+    count = f"{delivery.alerts} {what}" if what == "alert(s)" else what
+    note = f"{'sent' if delivery.ok else 'not sent'}: {count} in {delivery.attempts} attempt(s)"
     store.finish_run(
         conn,
         run_id,
@@ -247,23 +249,28 @@ def _where(statement: Any, rule: str, key: str) -> Any:
     return statement.where(alert_state.c.rule == rule, alert_state.c.offer_key == key)
 
 
-def after_refresh(engine: Engine, config: Any, say: Callable[[str], None]) -> CheckResult | None:
+def after_refresh(
+    engine: Engine, config: Any, say: Callable[[str], None], warn: Callable[[str], None] | None = None
+) -> CheckResult | None:
     """Check the alerts after a refresh (the caller holds the refresh lock). Never raises: a bad rule or
-    a failing channel is said through ``say`` and must not cost the refresh its exit code."""
+    a failing channel goes to ``warn`` (default ``say``) and must not cost the refresh its exit code."""
     from planner.errors import PlannerError
 
+    warn = warn or say
     if not config.data.get("alerts"):
         return None
     try:
         result = check_alerts(engine, config)
     except PlannerError as err:
-        say(f"alerts: not checked: {err.message}" + (f" ({err.hint})" if err.hint else ""))
+        warn(f"alerts: not checked: {err.message}" + (f" ({err.hint})" if err.hint else ""))
         return None
     except Exception as err:  # a bug of ours must not cost the refresh
-        say(f"alerts: not checked: unexpected {type(err).__name__}")
+        warn(f"alerts: not checked: unexpected {type(err).__name__}")
         return None
-    for line in summary_lines(result):
-        say(f"alerts: {line}")
+    lines = summary_lines(result)
+    say(f"alerts: {lines[0]}")
+    for delivery, line in zip(result.deliveries, lines[1:], strict=True):
+        (say if delivery.ok else warn)(f"alerts: {line}")
     return result
 
 
@@ -325,5 +332,5 @@ def send_test(
     )
     delivery = deliver(channel, title, text, config=config, env=env, **send_kw)
     with engine.begin() as conn:
-        _record_run(conn, delivery)
+        record_run(conn, delivery)
     return delivery
