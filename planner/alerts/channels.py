@@ -58,6 +58,7 @@ CODE_HINTS = {
     ("feishu", 9499): "the bot refused the request body",
 }
 MAX_ERROR_CHARS = 200
+WEBHOOK_ENV_PREFIX = "PLANNER_WEBHOOK_"
 
 
 class ChannelError(Exception):
@@ -126,7 +127,7 @@ def deliver(
         return _deliver_email(channel, title, markdown, config, alerts, env, sleep, policy)
     url = env.get(channel.url_env, "").strip()
     secret = env.get(channel.secret_env, "").strip() or None
-    hidden = _secret_pieces(url, secret)
+    hidden = _secret_pieces(env)
     if not url:
         error = f"{channel.url_env} is not set (the webhook URL comes from the environment only)"
         return Delivery(channel.name, channel.kind, alerts, False, 0, error)
@@ -142,7 +143,7 @@ def deliver(
             check_reply(channel, status, reply)
             return Delivery(channel.name, channel.kind, alerts, True, attempt)
         except ChannelError as err:
-            error_text = scrub(err.message + (f" ({err.hint})" if err.hint else ""), hidden)
+            error_text = _cut(scrub(err.message, hidden)) + (f" ({err.hint})" if err.hint else "")
             permanent = err.permanent
         except Exception as err:  # unreachable, timed out, TLS: requests' texts quote the URL, so not shown
             error_text = f"cannot reach the {channel.kind} webhook host {_host(url)}: {type(err).__name__}"
@@ -150,7 +151,7 @@ def deliver(
         if permanent or attempt == policy.attempts:
             if not permanent and policy.attempts > 1:
                 error_text += f" (tried {attempt} times)"
-            return Delivery(channel.name, channel.kind, alerts, False, attempt, error_text[:400])
+            return Delivery(channel.name, channel.kind, alerts, False, attempt, error_text)
         sleep(policy.backoff_s * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
 
@@ -223,7 +224,7 @@ def check_reply(channel: Channel, status: int, reply: bytes) -> None:
         "{NAME}", channel.url_env[len("PLANNER_WEBHOOK_") :]
     )
     retry = code in RETRYABLE_CODES.get(channel.kind, set()) or status >= 500 or status == 429
-    said = str(text)[:MAX_ERROR_CHARS] if text is not None else ""
+    said = str(text) if text is not None else ""  # cut only once scrubbed: a cut secret escapes scrubbing
     raise ChannelError(f"{channel.kind} error {code}: {said}".rstrip(": "), hint, permanent=not retry)
 
 
@@ -235,13 +236,24 @@ def scrub(text: str, pieces: tuple[str, ...]) -> str:
     return text
 
 
-def _secret_pieces(url: str, secret: str | None) -> tuple[str, ...]:
-    """The URL, its query values and long path segments (the key or token), and the secret."""
-    pieces = [p for p in (url, secret) if p]
-    if url:
-        parts = urllib.parse.urlsplit(url)
-        pieces += [v for values in urllib.parse.parse_qs(parts.query).values() for v in values if len(v) >= 6]
-        pieces += [s for s in parts.path.split("/") if len(s) >= 16]
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def _secret_pieces(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Every webhook's URL, its query values and long path segments (keys, tokens), and every secret:
+    of all channels, as an answer may quote another's."""
+    pieces: list[str] = []
+    for name, value in env.items():
+        if not name.startswith(WEBHOOK_ENV_PREFIX) or not value.strip():
+            continue
+        value = value.strip()
+        pieces.append(value)
+        if not name.endswith("_SECRET"):
+            parts = urllib.parse.urlsplit(value)
+            query = urllib.parse.parse_qs(parts.query)
+            pieces += [v for values in query.values() for v in values if len(v) >= 6]
+            pieces += [s for s in parts.path.split("/") if len(s) >= 16]
     return tuple(pieces)
 
 

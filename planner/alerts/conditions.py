@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from planner.alerts.offers import SOLD_OUT, AlertOffer
-from planner.alerts.rules import Rule
+from planner.alerts.rules import Rule, plain
 
 
 def reason(rule: Rule, offer: AlertOffer) -> str | None:
@@ -14,7 +14,7 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
     if rule.condition == "below_cny_per_gpu_hour":
         limit = rule.below_cny_per_gpu_hour
         assert limit is not None
-        return f"{price:.2f} CNY/GPU-h, under {limit:g}" if price < limit else None
+        return f"{price:.2f} CNY/GPU-h, under {plain(limit)}" if price < limit else None
     if rule.condition == "drop_percent":
         median, percent = offer.median_cny_per_gpu_hour, rule.drop_percent
         assert percent is not None

@@ -52,9 +52,9 @@ class Rule:
             f" {v}" for v in (self.provider, self.region, self.billing) if v
         )
         if self.condition == "below_cny_per_gpu_hour":
-            return f"{scope} under {self.below_cny_per_gpu_hour:g} CNY/GPU-h"
+            return f"{scope} under {plain(self.below_cny_per_gpu_hour)} CNY/GPU-h"
         if self.condition == "drop_percent":
-            return f"{scope} {self.drop_percent:g}% or more under its {self.window_days}-day median"
+            return f"{scope} {plain(self.drop_percent)}% or more under its {self.window_days}-day median"
         if self.condition == "idle_gpus_at_least":
             return f"{scope} with {self.idle_gpus_at_least}+ idle GPUs"
         if self.condition == "back_in_stock":
@@ -92,6 +92,11 @@ class Channel:
         return f"{self.url_env}_SECRET"
 
 
+def plain(value: Decimal | None) -> str:
+    """``Decimal("9.0")`` -> ``9``, ``Decimal("2.20")`` -> ``2.2``: a threshold as the user wrote it."""
+    return "-" if value is None else f"{value.normalize():f}"
+
+
 def load_channels(config: Config) -> dict[str, Channel]:
     """The ``[channels.NAME]`` tables, checked."""
     raw = config.data.get("channels", {})
@@ -110,6 +115,7 @@ def load_channels(config: Config) -> dict[str, Channel]:
             raise ConfigError(f"{where} must be a table ([channels.{name}])")
         _no_unknown_keys(table, CHANNEL_KEYS, where)
         kind = table.get("kind")
+        kind = kind.strip().lower() if isinstance(kind, str) else kind  # "WeCom" is fine too
         if kind not in CHANNEL_KINDS:
             raise ConfigError(
                 f"{where}: kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}",
@@ -277,5 +283,6 @@ def _no_unknown_keys(table: Mapping[str, Any], known: Sequence[str], where: str)
 
 
 def _near(word: str, choices: Sequence[str]) -> str | None:
-    near = difflib.get_close_matches(word, list(choices), n=1)
+    starts = [c for c in choices if word and c.startswith(word)]  # "below_cny" for below_cny_per_gpu_hour
+    near = starts[:1] or difflib.get_close_matches(word, list(choices), n=1, cutoff=0.5)
     return f"did you mean {near[0]!r}?" if near else None
