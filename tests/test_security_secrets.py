@@ -290,8 +290,14 @@ def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_p
     import datetime as dt
 
     from db import store
-    from tests.test_alerts_channels import DING_SECRET, DING_TOKEN, FEISHU_HOOK, FEISHU_SECRET, WECOM_KEY
-    from tests.test_alerts_channels import RobotServer
+    from tests.test_alerts_channels import (
+        DING_SECRET,
+        DING_TOKEN,
+        FEISHU_HOOK,
+        FEISHU_SECRET,
+        WECOM_KEY,
+        RobotServer,
+    )
     from tests.test_alerts_replay import AFTER, BEFORE, CONFIG
 
     webhook_secrets = {
