@@ -254,3 +254,37 @@ def test_an_offer_fires_again_only_after_its_condition_stopped(run_cli, config, 
     third = refresh(run_cli, config, AFTER)
     assert "(h20-back, h20-idle)" in third.stderr  # back and idle again: both fire a second time
     assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "wecom"]
+
+
+def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_channels(
+    db_url, config, robots, monkeypatch, caplog
+):
+    import logging
+
+    from planner.app import App
+    from planner.refresh import run_refresh
+    from planner.schedule import run_job
+
+    config.write_text(CONFIG.replace("[http]", '[schedule]\nreport_channels = ["fs"]\n\n[http]'), encoding="utf-8")
+    app = App(config_file=str(config), db_url=db_url)
+
+    def replay(folder: Path):
+        return lambda app: run_refresh(app.engine(), app.config, ["autodl"], from_raw=folder)
+
+    at(monkeypatch, DAY1)
+    with caplog.at_level(logging.INFO):
+        assert run_job(app, refresh=replay(BEFORE), report=lambda app: 0) == 0
+    assert [r["kind"] for r in robots.requests] == ["feishu"]  # the summary only: no alert yet
+    summary = robots.requests[0]["body"]["card"]["elements"][0]["content"]
+    assert "**Cheapest per GPU-hour**" in summary and "- RTX4090D-24GB: 1.78 CNY/GPU-h, autodl RTX 4090D" in summary
+    assert "every provider's last refresh succeeded" in summary
+    robots.requests.clear()
+
+    at(monkeypatch, DAY2)
+    with caplog.at_level(logging.INFO):
+        assert run_job(app, refresh=replay(AFTER), report=lambda app: 0) == 0
+    kinds = [r["kind"] for r in robots.requests]
+    assert sorted(kinds) == ["dingtalk", "feishu", "feishu", "wecom"]  # alerts first, then the summary
+    titles = [r["body"]["card"]["header"]["title"]["content"] for r in robots.requests if r["kind"] == "feishu"]
+    assert titles[0] == "planner: 1 GPU alert(s), 1 offer(s)" and titles[1].startswith("planner: GPU prices 20")
+    assert "alerts: 5 fired" in caplog.text and "summary: sent to fs (feishu)" in caplog.text
