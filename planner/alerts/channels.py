@@ -134,7 +134,7 @@ def deliver(
     if not url.lower().startswith(("https://", "http://")):
         error = f"{channel.url_env} is not an http(s) URL"
         return Delivery(channel.name, channel.kind, alerts, False, 0, error)
-    send = post or _requests_post
+    send = post or _http_post
     error_text = ""
     for attempt in range(1, policy.attempts + 1):
         try:
@@ -145,7 +145,10 @@ def deliver(
         except ChannelError as err:
             error_text = _cut(scrub(err.message, hidden)) + (f" ({err.hint})" if err.hint else "")
             permanent = err.permanent
-        except Exception as err:  # unreachable, timed out, TLS: requests' texts quote the URL, so not shown
+        except Unreachable as err:
+            error_text = f"cannot reach the {channel.kind} webhook host {_host(url)}: {err}"
+            permanent = False
+        except Exception as err:  # a transport's own text may quote the URL: only its kind is shown
             error_text = f"cannot reach the {channel.kind} webhook host {_host(url)}: {type(err).__name__}"
             permanent = False
         if permanent or attempt == policy.attempts:
@@ -261,19 +264,32 @@ def _host(url: str) -> str:
     return urllib.parse.urlsplit(url).hostname or "?"
 
 
-def _requests_post(
-    url: str, body: bytes, connect_timeout_s: float, read_timeout_s: float
-) -> tuple[int, bytes]:
-    import requests
+class Unreachable(Exception):
+    """The webhook host could not be reached (refused, timed out, TLS): ``reason`` is the kind only."""
 
-    response = requests.post(
-        url,
-        data=body,
-        headers={"Content-Type": "application/json; charset=utf-8"},
-        timeout=(connect_timeout_s, read_timeout_s),
-        allow_redirects=False,
+
+def _http_post(url: str, body: bytes, connect_timeout_s: float, read_timeout_s: float) -> tuple[int, bytes]:
+    """One POST through the project's HTTP client (TLS always verified, no https-to-http redirect), no
+    retries of its own: ``deliver`` retries, reading each platform's codes."""
+    import re
+
+    from planner import __version__
+    from scrapers.base import ScrapeError
+    from scrapers.http import HttpClient, HttpPolicy
+
+    policy = HttpPolicy(
+        connect_timeout_s=connect_timeout_s, read_timeout_s=read_timeout_s, max_retries=0, min_interval_s=0
     )
-    return response.status_code, response.content
+    client = HttpClient("webhook", version=__version__, policy=policy)
+    try:
+        response = client.post(url, json_body=json.loads(body))
+    except ScrapeError as err:
+        status = re.search(r"returned HTTP (\d{3})", str(err))
+        if status:  # its text quotes the URL and the answer: only the status is kept
+            return int(status.group(1)), b""
+        reason = re.search(r"attempts?: (\w+)$", str(err))
+        raise Unreachable(reason.group(1) if reason else "no answer") from None
+    return response.status, response.content
 
 
 def _deliver_email(
