@@ -1,0 +1,89 @@
+"""Inference economics: how fast a model decodes on a GPU, and what a million tokens cost.
+
+Decoding one token for every sequence of a batch reads the weights the batch touches and the whole KV
+cache once (Pope et al. 2022, workloads.md §2.6), so at small batches a step takes bytes ÷ memory
+bandwidth; at large batches it takes the batch's FLOPs ÷ (peak × MFU). The step time is the larger of
+the two. Prefill (reading the prompt) is compute-bound. Pure functions over numbers; no I/O.
+
+    >>> round(decode_tokens_per_s(weight_bytes=14e9, kv_bytes=0.5e9, batch=1, flops_per_token=14e9,
+    ...                           bandwidth_gbps=2039, peak_tflops=312, mfu=0.3, gpus=1), 1)
+    112.5
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+# Share of the datasheet memory bandwidth a decode step reaches (assumption: memory-bound kernels such as
+# vLLM's paged attention and cuBLAS GEMV reach 70-90% of HBM peak; 0.8 is the middle).
+DECODE_BANDWIDTH_EFFICIENCY = 0.8
+# Tensor parallelism splits attention heads and MLP columns evenly, so a serving group is 1, 2, 4 or 8
+# GPUs (one machine) and then whole 8-GPU machines (heads and KV heads are multiples of 8 in every
+# catalog model that needs more than 8 GPUs).
+TENSOR_PARALLEL_SIZES = (1, 2, 4, 8)
+
+
+def serving_gpus(needed: int) -> int:
+    """The fewest GPUs tensor parallelism can split a model over that is at least ``needed``:
+    1, 2, 4, 8, then multiples of 8."""
+    for size in TENSOR_PARALLEL_SIZES:
+        if needed <= size:
+            return size
+    return 8 * math.ceil(needed / 8)
+
+
+def is_serving_count(gpus: int) -> bool:
+    """Whether ``gpus`` is a count tensor parallelism can use (see ``serving_gpus``)."""
+    return serving_gpus(gpus) == gpus
+
+
+def weight_bytes_read(total_params: float, active_params: float, batch: int, bytes_per_param: float) -> float:
+    """Weight bytes one decode step reads. Dense models read every weight; an MoE token reads only its
+    active experts, and a batch touches at most every expert: min(total, active × batch)."""
+    return min(total_params, active_params * batch) * bytes_per_param
+
+
+def decode_step_seconds(
+    weight_bytes: float,
+    kv_bytes: float,
+    batch: int,
+    flops_per_token: float,
+    bandwidth_gbps: float,
+    peak_tflops: float,
+    mfu: float,
+    gpus: int,
+) -> tuple[float, str]:
+    """(seconds per decode step of ``batch`` tokens on ``gpus`` tensor-parallel GPUs, what bounds it)."""
+    memory_s = (weight_bytes + kv_bytes) / (bandwidth_gbps * 1e9 * DECODE_BANDWIDTH_EFFICIENCY * gpus)
+    compute_s = batch * flops_per_token / (peak_tflops * 1e12 * mfu * gpus)
+    return (memory_s, "memory bandwidth") if memory_s >= compute_s else (compute_s, "compute")
+
+
+def decode_tokens_per_s(
+    weight_bytes: float,
+    kv_bytes: float,
+    batch: int,
+    flops_per_token: float,
+    bandwidth_gbps: float,
+    peak_tflops: float,
+    mfu: float,
+    gpus: int,
+) -> float:
+    """Generated tokens per second per GPU: batch ÷ step time ÷ GPUs."""
+    step, _ = decode_step_seconds(
+        weight_bytes, kv_bytes, batch, flops_per_token, bandwidth_gbps, peak_tflops, mfu, gpus
+    )
+    return batch / step / gpus
+
+
+def prefill_tokens_per_s(flops_per_token: float, peak_tflops: float, mfu: float) -> float:
+    """Prompt tokens per second per GPU: prefill is a large matrix multiply, bound by compute."""
+    return peak_tflops * 1e12 * mfu / flops_per_token
+
+
+def cny_per_million_tokens(cny_per_gpu_hour: float | Decimal, gpu_hours: float, tokens: float) -> float:
+    """Steady-state serving cost: the GPU-hour price × the GPU-hours a million tokens take. Unlike a
+    plan's total it ignores whole billing periods and idle GPUs of an instance, so options rent by the
+    hour and by the month compare on what serving costs per token."""
+    return float(cny_per_gpu_hour) * gpu_hours / tokens * 1e6
