@@ -8,7 +8,7 @@ generation, scale and task (calibrated in docs/calibration.md), and the ``Estima
 catalog model only supplies its published shape and parameter counts.
 
     >>> from planner.catalog import get_model
-    >>> e = estimate(model="llama-2-7b", task="pretrain", tokens=2e12, gpu=get_model("A100-80GB"))
+    >>> e = estimate(model="llama-2-7b", task="pretrain", tokens=2e12, seq_len=4096, gpu=get_model("A100-80GB"))
     >>> round(e.gpu_hours, -4)
     200000.0
 """

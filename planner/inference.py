@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
+from planner.billing import hours_per_unit
+
 # Share of the datasheet memory bandwidth a decode step reaches (assumption: memory-bound kernels such as
 # vLLM's paged attention and cuBLAS GEMV reach 70-90% of HBM peak; 0.8 is the middle).
 DECODE_BANDWIDTH_EFFICIENCY = 0.8
@@ -82,8 +84,18 @@ def prefill_tokens_per_s(flops_per_token: float, peak_tflops: float, mfu: float)
     return peak_tflops * 1e12 * mfu / flops_per_token
 
 
+def paid_cny_per_gpu_hour(
+    total_cny: float | Decimal, units_paid: float | Decimal, billing: str, gpus: int
+) -> float:
+    """What a rental costs per GPU-hour it pays for: total ÷ (periods paid × hours per period × GPUs).
+    A month rented for a 60-hour job costs its total over 730 hours here, not over 60: the rate a
+    server kept busy all month pays."""
+    paid_hours = float(units_paid) * hours_per_unit(billing) * gpus
+    return float(total_cny) / paid_hours if paid_hours else math.inf
+
+
 def cny_per_million_tokens(cny_per_gpu_hour: float | Decimal, gpu_hours: float, tokens: float) -> float:
-    """Steady-state serving cost: the GPU-hour price × the GPU-hours a million tokens take. Unlike a
-    plan's total it ignores whole billing periods and idle GPUs of an instance, so options rent by the
-    hour and by the month compare on what serving costs per token."""
+    """Steady-state serving cost: the paid GPU-hour rate (``paid_cny_per_gpu_hour``) × the GPU-hours a
+    million tokens take. Unlike a plan's total it ignores the unused part of whole billing periods, so
+    options rented by the hour and by the month compare on what serving costs per token."""
     return float(cny_per_gpu_hour) * gpu_hours / tokens * 1e6

@@ -19,7 +19,7 @@ from planner import catalog
 from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
 from planner.estimate import Estimate, estimate
-from planner.inference import cny_per_million_tokens, serving_gpus
+from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.quote import MAX_HOURS
 from planner.rental import (
@@ -286,7 +286,8 @@ def per_million_tokens(e: Estimate, rental: Rental) -> float | None:
     """Inference: CNY per million generated tokens at the rental's GPU-hour price (None for training)."""
     if e.task != "inference" or e.gpu_hours is None or not e.tokens:
         return None
-    return cny_per_million_tokens(rental.cny_per_gpu_hour, e.gpu_hours, e.tokens)
+    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.billing, rental.gpus)
+    return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
 
 
 def check_plan_filters(
