@@ -190,9 +190,10 @@ class Estimate:
     gpu: str | None = None
     gpu_memory_gb: float | None = None
     usable_memory_fraction: float | None = None  # share of each GPU's memory counted as usable
-    gpus_needed: int | None = None
+    gpus_needed: int | None = None  # None with a GPU: no count holds it (ZeRO stage below 3; see notes)
     gpus: int | None = None  # GPUs the time is computed on (the user's K, else gpus_needed)
     fits: bool | None = None  # whether `gpus` hold memory_gb
+    per_gpu_gb: float | None = None  # memory on each of `gpus` GPUs
     flops: float | None = None
     peak_tflops: float | None = None
     mfu: float | None = None
@@ -535,6 +536,7 @@ def _on_gpu(
 ) -> Estimate:
     usable = USABLE_MEMORY_FRACTION[result.task]
     notes: list[str] = list(result.notes)
+    needed: int | None
     if result.task == "inference":
         raw = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
         needed = serving_gpus(raw)
@@ -550,10 +552,12 @@ def _on_gpu(
     else:
         needed = _training_gpus(result, gpu, usable, notes)
     k = gpus or needed
-    if k < needed:
+    if needed is None:
+        pass  # no count holds it (a note says why)
+    elif k is not None and k < needed:
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
     fp8 = result.precision == "fp8"
-    if fp8 and not has_fp8(gpu):
+    if fp8 and not has_fp8(gpu) and result.task != "inference":
         raise UsageError(
             f"{gpu.name} has no FP8 tensor cores",
             "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
@@ -567,7 +571,8 @@ def _on_gpu(
         )
     if result.precision == "fp32":
         peak = gpu.fp32_tflops
-    elif fp8 and result.task != "inference" and gpu.dense_tflops is not None:
+    elif fp8 and has_fp8(gpu) and gpu.dense_tflops is not None:
+        # FP8 inference on a GPU without FP8 tensor cores is weight-only (dequantised to 16-bit): BF16 peak.
         peak = gpu.dense_tflops * FP8_PEAK_RATIO
     else:
         peak = gpu.dense_tflops
@@ -577,7 +582,8 @@ def _on_gpu(
         usable_memory_fraction=usable,
         gpus_needed=needed,
         gpus=k,
-        fits=k >= needed,
+        fits=needed is not None and k is not None and k >= needed,
+        per_gpu_gb=_per_gpu_gb(result, k) if k else None,
         mfu=mfu,
         mfu_source=source,
     )
@@ -585,7 +591,7 @@ def _on_gpu(
     if result.precision == "bf16" and not gpu.has_bf16:
         notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
     if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
-        tps, bound = _decode_rate(result, gpu, peak, mfu, k)
+        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1)
         fields.update(
             tokens_per_gpu_s=tps,
             prefill_tokens_per_gpu_s=prefill_tokens_per_s(result.flops_per_token or 1.0, peak, mfu),
@@ -601,11 +607,19 @@ def _on_gpu(
         else:
             hours = gpu_hours_for(flops, peak, mfu, result.overhead)
             fields["bound"] = "compute"
-        fields.update(gpu_hours=hours, wall_hours=hours / k)
+        fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
 
 
-def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[str]) -> int:
+def _per_gpu_gb(result: Estimate, gpus: int) -> float:
+    """Memory on each of ``gpus`` GPUs: an even split, plus what a ZeRO stage below 3 keeps whole."""
+    if result.task == "inference" or result.zero_stage == DEFAULT_ZERO_STAGE:
+        return result.memory_gb / gpus
+    whole = replicated_gb(result.breakdown, result.zero_stage)
+    return whole + (result.memory_gb - whole) / gpus
+
+
+def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[str]) -> int | None:
     """Fewest GPUs that hold a training job: everything split evenly at ZeRO-3; at a lower stage the
     unsharded model states sit whole on every GPU and only the rest is split."""
     if result.zero_stage == DEFAULT_ZERO_STAGE:
@@ -617,7 +631,7 @@ def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[s
             f"with ZeRO stage {result.zero_stage} every GPU holds {whole:.1f} GB of model states, more than a "
             f"{gpu.name} has: use --zero-stage 3 or --cpu-offload"
         )
-        return MAX_GPUS
+        return None
     return max(1, math.ceil((result.memory_gb - whole) / room - 1e-9))
 
 

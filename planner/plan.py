@@ -178,7 +178,9 @@ class Plan:
         m = self.memory
         return {
             "workload": {
+                "model": m.model,
                 "params": m.params,
+                "active_params": m.active_params,
                 "task": m.task,
                 "tokens": m.tokens,
                 "precision": m.precision,

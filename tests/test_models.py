@@ -134,7 +134,9 @@ def test_training_options_change_memory_and_gpus():
     zero2 = estimate(13e9, "full", gpu=A100, zero_stage=2)  # 26 GB weights on every GPU
     assert zero2.gpus_needed > base.gpus_needed
     zero0 = estimate(13e9, "full", gpu=A100, zero_stage=0)  # 16 × 13B on every GPU: never fits
-    assert zero0.gpus_needed is not None and any("ZeRO stage 0" in n for n in zero0.notes)
+    assert zero0.gpus_needed is None and zero0.fits is False
+    assert any("ZeRO stage 0" in n for n in zero0.notes)
+    assert zero2.per_gpu_gb == pytest.approx(26 * 1.1 + (zero2.memory_gb - 26 * 1.1) / zero2.gpus_needed)
     r64 = estimate(model="qwen2.5-7b", task="lora", lora_rank=64)
     r8 = estimate(model="qwen2.5-7b", task="lora", lora_rank=8)
     assert r64.memory_gb > r8.memory_gb and r64.lora_rank == 64

@@ -77,7 +77,7 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "--kv-heads",
                 type=Count("8", whole=True),
                 metavar="K",
-                help="KV heads for the KV cache (GQA, e.g. 8); default: one per attention head.",
+                help="KV heads for the KV cache (GQA, e.g. 8); default: the model's, or one per head with --params.",
             ),
             click.option(
                 "--checkpointing/--no-checkpointing",
@@ -303,9 +303,16 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
     if e.gpu is not None:
         tflops = f"{e.peak_tflops:g} dense TFLOPS" if e.peak_tflops else "no TFLOPS figure"
         lines += ["", f"On {e.gpu} ({e.gpu_memory_gb:g} GB, {tflops}):"]
-        split = " each, split evenly" if e.gpus_needed and e.gpus_needed > 1 else ""
-        per_gpu = e.memory_gb / e.gpus_needed if e.gpus_needed else e.memory_gb
-        lines.append(f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split})")
+        if e.gpus_needed is None:
+            lines.append(f"  GPUs needed       none: no count of {e.gpu} holds it (see the note)")
+        else:
+            how = " each, split evenly" if e.zero_stage == 3 or e.task == "inference" else " each"
+            split = how if e.gpus and e.gpus > 1 else ""
+            per_gpu = e.per_gpu_gb if e.per_gpu_gb is not None else e.memory_gb
+            on = f" on {e.gpus}" if e.gpus != e.gpus_needed else ""
+            lines.append(
+                f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split}{on})"
+            )
         if e.tokens_per_gpu_s is not None:
             lines.append(
                 f"  Decode            {e.tokens_per_gpu_s:,.1f} tokens/s per GPU at batch {e.batch} "
@@ -510,8 +517,8 @@ def render_plan(p: Plan) -> str:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
     if p.options:
         lines.append(
-            "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task and GPU "
-            "class (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+            "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU "
+            "generation and model scale (docs/calibration.md; --mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
         )
     if any(o.rental.gpus > 1 for o in p.options):
         lines.append(
