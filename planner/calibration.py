@@ -2,7 +2,8 @@
 
 Each case is run through ``planner.estimate.estimate`` with default settings (only the model, task,
 tokens, sequence length, GPU and precision of the published run), and the estimate is divided by the
-published figure. ``python -m planner.calibration`` prints the table that docs/calibration.md holds;
+published figure. ``python -m planner.calibration`` prints the tables that docs/calibration.md holds (``--write
+docs/calibration.md`` updates them in place);
 tests/test_calibration.py checks that the two agree and that the ratios stay in bounds.
 """
 
@@ -150,7 +151,12 @@ def median_ratio(rows: list[dict[str, Any]]) -> float:
 
 def markdown_tables() -> str:
     """The two tables of docs/calibration.md, as generated from the cases above."""
-    runs, memory = run_rows(), memory_rows()
+    return run_table() + "\n" + memory_table()
+
+
+def run_table() -> str:
+    """The pretraining table with its median line."""
+    runs = run_rows()
     lines = [
         "| case | GPU | published GPU-hours | estimate | ratio | default MFU | source |",
         "|---|---|---:|---:|---:|---:|---|",
@@ -164,7 +170,14 @@ def markdown_tables() -> str:
         "",
         f"Median ratio {median_ratio(runs):.2f}; lowest {min(r['ratio'] for r in runs):.2f}, "
         f"highest {max(r['ratio'] for r in runs):.2f} ({len(runs)} runs).",
-        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def memory_table() -> str:
+    """The memory table with its median line."""
+    memory = memory_rows()
+    lines = [
         "| case | published GB | estimate GB | ratio | source |",
         "|---|---:|---:|---:|---|",
     ]
@@ -180,5 +193,22 @@ def markdown_tables() -> str:
     return "\n".join(lines) + "\n"
 
 
+def updated_doc(doc: str) -> str:
+    """``doc`` with the text between ``<!-- runs -->``/``<!-- /runs -->`` and ``<!-- memory -->``/
+    ``<!-- /memory -->`` replaced by freshly computed tables."""
+    for tag, body in (("runs", run_table()), ("memory", memory_table())):
+        start, end = f"<!-- {tag} -->\n", f"<!-- /{tag} -->"
+        head, rest = doc.split(start, 1)
+        doc = head + start + body + end + rest.split(end, 1)[1]
+    return doc
+
+
 if __name__ == "__main__":  # pragma: no cover
-    print(markdown_tables(), end="")
+    import sys
+    from pathlib import Path
+
+    if sys.argv[1:2] == ["--write"]:  # python -m planner.calibration --write docs/calibration.md
+        path = Path(sys.argv[2])
+        path.write_text(updated_doc(path.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print(markdown_tables(), end="")

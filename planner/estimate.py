@@ -116,8 +116,8 @@ GENERATIONS: dict[str, tuple[str, ...]] = {
     "ada": ("L40S", "L40", "L20", "L4", "RTX4090", "RTX4090D", "RTX6000ADA"),
     "volta": ("V100", "T4", "P100", "P40", "P4", "RTX2080TI"),
 }
-# Fine-tuning and inference on A100-class GPUs; other generations scale these by their pretraining
-# figure over Ampere's at the same scale.
+# Fine-tuning and inference on A100-class GPUs. Fine-tuning on other generations scales by their
+# pretraining figure over Ampere's at the same scale; inference is not scaled.
 TASK_MFU: dict[tuple[str, str], float] = {
     ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
     ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
@@ -231,9 +231,9 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
     if task == "inference":
         acts = "in overhead"
     elif checkpointing_for(task, checkpointing):
-        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·4"
+        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·8"
     else:
-        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·4"
+        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·8"
     if task == "inference":
         compute = "(2·N_active + 4·layers·seq·attention width)·D"
         kv = (
@@ -338,6 +338,12 @@ def default_mfu_and_source(
     table = PRETRAIN_MFU[gen]
     if task == "pretrain" and cls == "datacenter":
         mfu, how = table[band], f"pretraining on {gen} GPUs at {band} active parameters"
+    elif task == "inference":
+        # Serving runs on one tensor-parallel group, not a training cluster: no generation scaling.
+        mfu, how = (
+            TASK_MFU[(task, cls)],
+            f"inference on {'consumer' if cls == 'consumer' else 'data-centre'} GPUs",
+        )
     elif cls == "datacenter":
         ratio = table[band] / PRETRAIN_MFU["ampere"][band]
         mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {band}"

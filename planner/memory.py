@@ -79,7 +79,12 @@ SELECTIVE_ACT_BYTES_PER_SBH = 34
 # Full recomputation (gradient checkpointing): only each layer's input, 2·s·b·h, plus one layer's full
 # 34·s·b·h while it is recomputed.
 CHECKPOINT_ACT_BYTES_PER_SBH = 2
-LOGIT_BYTES = 4  # fp32 logits, vocab × seq × batch × 4 bytes (§2.3 says reserve 2-4 bytes)
+# Logits, vocab × seq × batch × 8 bytes: §2.3 says reserve 2-4 bytes for the logits themselves, but the
+# common training code (Hugging Face's causal-LM heads) upcasts them to fp32 for the loss and the fp32
+# log-softmax of the cross-entropy is kept for the backward pass, so two fp32 copies live until then.
+# With a 128K vocabulary this is the largest activation at long context (issue 15: long-context
+# fine-tuning memory was ~25% low with 4 bytes).
+LOGIT_BYTES = 8
 # Gradient checkpointing by default for fine-tuning: QLoRA trains with it (§2.4), and it is how a 7B
 # model is fine-tuned on one 24 GB card in practice (assumption: the common fine-tuning recipes turn
 # it on). Pretraining keeps Megatron's selective recomputation (Korthikanti et al.), which is faster.
