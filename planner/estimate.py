@@ -161,6 +161,10 @@ DEFAULT_OVERHEAD: dict[str, float] = {
 MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a typo
 
 
+class NoFp8Error(UsageError):
+    """FP8 training asked of a GPU without FP8 tensor cores (``plan`` leaves such GPUs out)."""
+
+
 @dataclass(frozen=True)
 class Estimate:
     """One workload estimate. GB are decimal (1e9 bytes), like GPU memory as marketed."""
@@ -564,7 +568,7 @@ def _on_gpu(
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
     fp8 = result.precision == "fp8"
     if fp8 and not has_fp8(gpu) and result.task != "inference":
-        raise UsageError(
+        raise NoFp8Error(
             f"{gpu.name} has no FP8 tensor cores",
             "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
             "use --precision bf16",

@@ -18,7 +18,7 @@ from db import queries
 from planner import catalog
 from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
-from planner.estimate import Estimate, estimate
+from planner.estimate import Estimate, NoFp8Error, estimate
 from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.quote import MAX_HOURS
@@ -332,7 +332,10 @@ def _rentals_for(
     deadline: float | None,
 ) -> tuple[int, list[Rental]] | str:
     """(GPUs needed, the model's rentals cheapest first), or why there is none."""
-    base = workload.on(model)
+    try:
+        base = workload.on(model)
+    except NoFp8Error:  # FP8 training on an A100, say
+        return "no FP8 tensor cores for --precision fp8"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     needed = base.gpus_needed or 1

@@ -127,3 +127,30 @@ def test_plan_inference_ranks_by_cny_per_million_tokens(run_cli, tmp_path):
     text = run_cli("plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M").output
     assert "CNY/M tok" in text and "Ranked by CNY per million generated tokens" in text
     assert "1, 2, 4, 8 or multiples of 8" in text
+
+
+def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):
+    rows = [
+        price_row(provider="tencent", region="ap-beijing", instance_type="A100x1", gpu_model="A100-80GB", price="10"),
+        price_row(provider="aliyun", region="cn-beijing", instance_type="H800x8", gpu_model="H800-80GB", gpu_count=8, price="240"),
+    ]  # fmt: skip
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+    args = ("plan", "--model", "qwen3-8b", "--task", "pretrain", "--tokens", "10B", "--precision", "fp8")
+    out = json.loads(run_cli(*args, "--format", "json").output)
+    assert [o["gpu_model"] for o in out["options"]] == ["H800-80GB"]
+    assert out["options"][0]["peak_tflops"] == 1978
+    assert {"gpu_model": "A100-80GB", "reason": "no FP8 tensor cores for --precision fp8"} in out["excluded"]
+    text = run_cli(
+        "estimate",
+        "--model",
+        "qwen3-8b",
+        "--task",
+        "pretrain",
+        "--tokens",
+        "10B",
+        "--precision",
+        "fp8",
+        "--gpu",
+        "H800",
+    ).output
+    assert "1978 dense FP8 TFLOPS" in text and "× 0.7 at the FP8 peak" in text

@@ -282,6 +282,13 @@ def _shape_line(e: Estimate) -> str:
     return f"Assumed for --params: {e.assumed[0] if e.assumed else text}"
 
 
+def gpu_bf16_tflops(name: str | None) -> float | None:
+    """The catalog's dense BF16/FP16 figure for a GPU name (to say when a peak is FP8's instead)."""
+    from planner import catalog
+
+    return catalog.get_model(name).dense_tflops if name else None
+
+
 def render_estimate(e: Estimate, explain: bool = False) -> str:
     lines = [f"Workload: {_workload_line(e)}", _shape_line(e), ""]
     names = {"optimizer_states": "optimizer states", "kv_cache": "KV cache"}
@@ -301,7 +308,12 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
             f"FLOPs: {e.flops:.2e} (({per} + attention)·D; attention {share:.0%} at {e.seq_len} tokens)",
         ]
     if e.gpu is not None:
-        tflops = f"{e.peak_tflops:g} dense TFLOPS" if e.peak_tflops else "no TFLOPS figure"
+        kind = "FP8" if e.precision == "fp8" and e.peak_tflops != gpu_bf16_tflops(e.gpu) else ""
+        tflops = (
+            f"{e.peak_tflops:g} dense {kind + ' ' if kind else ''}TFLOPS"
+            if e.peak_tflops
+            else "no TFLOPS figure"
+        )
         lines += ["", f"On {e.gpu} ({e.gpu_memory_gb:g} GB, {tflops}):"]
         if e.gpus_needed is None:
             lines.append(f"  GPUs needed       none: no count of {e.gpu} holds it (see the note)")
