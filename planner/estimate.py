@@ -197,7 +197,7 @@ class Estimate:
     gpus_needed: int | None = None  # None with a GPU: no count holds it (ZeRO stage below 3; see notes)
     gpus: int | None = None  # GPUs the time is computed on (the user's K, else gpus_needed)
     fits: bool | None = None  # whether `gpus` hold memory_gb
-    per_gpu_gb: float | None = None  # memory on each of `gpus` GPUs
+    per_gpu_gb: float | None = None  # memory on each of `gpus_needed` GPUs
     flops: float | None = None
     peak_tflops: float | None = None
     mfu: float | None = None
@@ -593,7 +593,7 @@ def _on_gpu(
         gpus_needed=needed,
         gpus=k,
         fits=needed is not None and k is not None and k >= needed,
-        per_gpu_gb=_per_gpu_gb(result, k) if k else None,
+        per_gpu_gb=_per_gpu_gb(result, needed) if needed else None,
         mfu=mfu,
         mfu_source=source,
     )

@@ -319,11 +319,10 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
             lines.append(f"  GPUs needed       none: no count of {e.gpu} holds it (see the note)")
         else:
             how = " each, split evenly" if e.zero_stage == 3 or e.task == "inference" else " each"
-            split = how if e.gpus and e.gpus > 1 else ""
+            split = how if e.gpus_needed > 1 else ""
             per_gpu = e.per_gpu_gb if e.per_gpu_gb is not None else e.memory_gb
-            on = f" on {e.gpus}" if e.gpus != e.gpus_needed else ""
             lines.append(
-                f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split}{on})"
+                f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split})"
             )
         if e.tokens_per_gpu_s is not None:
             lines.append(
