@@ -62,7 +62,7 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "--mfu",
                 type=Number("0.4"),
                 metavar="X",
-                help="Model FLOPs utilisation in (0, 1] (default per task and GPU class).",
+                help="Model FLOPs utilisation in (0, 1] (default by task, GPU generation and model scale).",
             ),
             click.option(
                 "--seq-len",
@@ -528,8 +528,14 @@ def render_plan(p: Plan) -> str:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
     if p.options:
         lines.append(
-            "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU "
-            "generation and model scale (docs/calibration.md; --mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+            (
+                "Hours assume tensor parallelism splits the model evenly, decode at 80% of memory bandwidth or "
+                "the inference MFU, whichever is slower"
+                if m.task == "inference"
+                else "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, "
+                "GPU generation and model scale (docs/calibration.md)"
+            )
+            + " (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
         )
     if any(o.rental.gpus > 1 for o in p.options):
         lines.append(
