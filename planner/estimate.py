@@ -547,6 +547,7 @@ def _on_gpu(
     usable = USABLE_MEMORY_FRACTION[result.task]
     notes: list[str] = list(result.notes)
     needed: int | None
+    raw: int | None = None  # inference: the GPUs that hold it before rounding to a tensor-parallel count
     if result.task == "inference":
         raw = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
         needed = serving_gpus(raw)
@@ -564,7 +565,7 @@ def _on_gpu(
     k = gpus or needed
     if needed is None:
         pass  # no count holds it (a note says why)
-    elif k is not None and k < needed:
+    elif k is not None and k < (raw or needed):
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
     fp8 = result.precision == "fp8"
     if fp8 and not has_fp8(gpu) and result.task != "inference":

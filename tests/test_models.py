@@ -174,3 +174,11 @@ def test_paid_gpu_hour_rate_spreads_a_period_over_its_hours():
 
     assert paid_cny_per_gpu_hour(300, 1, "monthly", 1) == pytest.approx(300 / 730)
     assert paid_cny_per_gpu_hour(80, 10, "on_demand", 4) == pytest.approx(2.0)
+
+
+def test_three_gpus_hold_a_model_but_tensor_parallelism_cannot_use_them():
+    e = estimate(70e9, "inference", gpu=A100, gpus=3)
+    assert e.gpus_needed == 4 and e.fits is False
+    assert any("cannot split a model over 3 GPUs" in n for n in e.notes)
+    assert not any("cannot hold" in n for n in e.notes)  # memory is not the problem
+    assert any("cannot hold" in n for n in estimate(70e9, "inference", gpu=A100, gpus=2).notes)
