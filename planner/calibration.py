@@ -1,4 +1,5 @@
-"""Published training runs and memory figures the estimator is checked against (docs/calibration.md).
+"""Published training runs, memory figures and decode speeds the estimator is checked against
+(docs/calibration.md).
 
 Each case is run through ``planner.estimate.estimate`` with default settings (only the model, task,
 tokens, sequence length, GPU and precision of the published run), and the estimate is divided by the
@@ -15,6 +16,12 @@ from typing import Any
 
 from planner.catalog import get_model
 from planner.estimate import estimate
+
+# Qwen2.5 speed benchmark (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst): batch 1, BF16, one
+# A100-80GB per GPU, 2048 tokens generated after an input of 1 to 30720 tokens; speed with vLLM 0.6.3,
+# peak memory with Transformers 4.46.
+QWEN25_SPEED = "Qwen2.5 speed benchmark"
+GENERATED = 2048  # tokens each benchmark run generates: the KV cache ends at input + 2048
 
 
 @dataclass(frozen=True)
@@ -96,6 +103,19 @@ RUNS: tuple[RunCase, ...] = (
     ),
 )
 
+
+@dataclass(frozen=True)
+class DecodeCase:
+    """A published single-stream decode speed (tokens/s) on ``gpus`` GPUs."""
+
+    label: str
+    model: str
+    input_tokens: int
+    gpus: int
+    published_tokens_per_s: float
+    source: str = QWEN25_SPEED
+
+
 MEMORY: tuple[MemoryCase, ...] = (
     # Hugging Face "Welcome Mixtral" post (Dec 2023): "you need about 90 GB of VRAM in half-precision".
     MemoryCase(
@@ -112,6 +132,25 @@ MEMORY: tuple[MemoryCase, ...] = (
     MemoryCase("LLaMA 65B QLoRA", "llama-65b", "qlora", "int4", 2048, 48, "QLoRA paper abstract"),
     # LoRA paper §4: GPT-3 175B with LoRA r=4 on q and v "from 1.2TB to 350GB" of VRAM.
     MemoryCase("GPT-3 175B LoRA r=4", "gpt-3-175b", "lora", "fp16", 2048, 350, "LoRA paper §4", lora_rank=4),
+    MemoryCase("Qwen2.5-7B inference, input 1", "qwen2.5-7b", "inference", "bf16", 1 + GENERATED, 14.38, QWEN25_SPEED),
+    MemoryCase("Qwen2.5-7B inference, input 30720", "qwen2.5-7b", "inference", "bf16", 30720 + GENERATED, 19.97, QWEN25_SPEED),
+    MemoryCase("Qwen2.5-14B inference, input 1", "qwen2.5-14b", "inference", "bf16", 1 + GENERATED, 28.08, QWEN25_SPEED),
+    MemoryCase("Qwen2.5-14B inference, input 30720", "qwen2.5-14b", "inference", "bf16", 30720 + GENERATED, 36.85, QWEN25_SPEED),
+    MemoryCase("Qwen2.5-72B inference, input 1", "qwen2.5-72b", "inference", "bf16", 1 + GENERATED, 136.20, QWEN25_SPEED),
+    MemoryCase("Qwen2.5-72B inference, input 30720", "qwen2.5-72b", "inference", "bf16", 30720 + GENERATED, 164.79, QWEN25_SPEED),
+)  # fmt: skip
+
+DECODE: tuple[DecodeCase, ...] = (
+    DecodeCase("Qwen2.5-0.5B, input 1", "qwen2.5-0.5b", 1, 1, 311.55),
+    DecodeCase("Qwen2.5-1.5B, input 1", "qwen2.5-1.5b", 1, 1, 183.33),
+    DecodeCase("Qwen2.5-3B, input 1", "qwen2.5-3b", 1, 1, 127.61),
+    DecodeCase("Qwen2.5-7B, input 1", "qwen2.5-7b", 1, 1, 84.28),
+    DecodeCase("Qwen2.5-7B, input 14336", "qwen2.5-7b", 14336, 1, 77.69),
+    DecodeCase("Qwen2.5-14B, input 1", "qwen2.5-14b", 1, 1, 46.30),
+    DecodeCase("Qwen2.5-14B, input 30720", "qwen2.5-14b", 30720, 1, 37.18),
+    DecodeCase("Qwen2.5-72B, input 1, 2 GPUs (eager)", "qwen2.5-72b", 1, 2, 18.19),
+    DecodeCase("Qwen2.5-72B, input 1, 4 GPUs", "qwen2.5-72b", 1, 4, 31.37),
+    DecodeCase("Qwen2.5-72B, input 30720, 4 GPUs", "qwen2.5-72b", 30720, 4, 27.53),
 )
 
 
@@ -145,13 +184,50 @@ def memory_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def decode_rows() -> list[dict[str, Any]]:
+    """One row per published decode speed: tokens/s of one stream on all its GPUs, estimate / published."""
+    rows = []
+    for c in DECODE:
+        e = estimate(
+            model=c.model, task="inference", seq_len=c.input_tokens + GENERATED, gpu=get_model("A100-80GB"),
+            gpus=c.gpus,
+        )  # fmt: skip
+        assert e.tokens_per_gpu_s is not None
+        speed = e.tokens_per_gpu_s * c.gpus
+        rows.append(
+            dict(case=c.label, published=c.published_tokens_per_s, estimate=speed,
+                 ratio=speed / c.published_tokens_per_s, bound=e.bound, source=c.source)
+        )  # fmt: skip
+    return rows
+
+
 def median_ratio(rows: list[dict[str, Any]]) -> float:
     return statistics.median(r["ratio"] for r in rows)
 
 
 def markdown_tables() -> str:
-    """The two tables of docs/calibration.md, as generated from the cases above."""
-    return run_table() + "\n" + memory_table()
+    """The three tables of docs/calibration.md, as generated from the cases above."""
+    return run_table() + "\n" + memory_table() + "\n" + decode_table()
+
+
+def decode_table() -> str:
+    """The decode-speed table with its median line."""
+    rows = decode_rows()
+    lines = [
+        "| case (A100-80GB, batch 1) | published tokens/s | estimate | ratio | bound | source |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['published']:,.2f} | {r['estimate']:,.2f} | {r['ratio']:.2f} | {r['bound']} | "
+            f"{r['source']} |"
+        )
+    lines += [
+        "",
+        f"Median ratio {median_ratio(rows):.2f}; lowest {min(r['ratio'] for r in rows):.2f}, "
+        f"highest {max(r['ratio'] for r in rows):.2f} ({len(rows)} cases).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def run_table() -> str:
@@ -196,7 +272,7 @@ def memory_table() -> str:
 def updated_doc(doc: str) -> str:
     """``doc`` with the text between ``<!-- runs -->``/``<!-- /runs -->`` and ``<!-- memory -->``/
     ``<!-- /memory -->`` replaced by freshly computed tables."""
-    for tag, body in (("runs", run_table()), ("memory", memory_table())):
+    for tag, body in (("runs", run_table()), ("memory", memory_table()), ("decode", decode_table())):
         start, end = f"<!-- {tag} -->\n", f"<!-- /{tag} -->"
         head, rest = doc.split(start, 1)
         doc = head + start + body + end + rest.split(end, 1)[1]

@@ -260,7 +260,8 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
         "flops": compute,
         "gpu_hours": "flops / (peak dense TFLOPS × 1e12 × mfu × 3600) × (1 + overhead)"
         + (
-            ", or decode steps × (weights read + KV bytes) / (bandwidth × 0.8) if larger"
+            "; decode: tokens ÷ (batch ÷ step) with step = max((weights read + KV bytes) / (bandwidth × 0.8), "
+            "batch FLOPs / (peak × mfu)) + 3 ms + 2 × layers × 40 µs on several GPUs"
             if task == "inference"
             else ""
         ),
@@ -297,10 +298,10 @@ def explain(e: Estimate) -> dict[str, str]:
         )
     if e.gpu_hours is not None and e.peak_tflops is not None and e.flops is not None:
         compute = f"{e.flops:.3g} / ({e.peak_tflops:g}e12 × {e.mfu:g} × 3600) × {1 + e.overhead:g}"
-        if e.bound == "memory bandwidth":
+        if e.task == "inference" and e.tokens_per_gpu_s:
             out["gpu_hours"] = (
-                f"decode steps × (weights read + KV bytes) / (bandwidth × 0.8) = {e.gpu_hours:,.1f} "
-                f"(larger than compute: {compute})"
+                f"{e.tokens:.3g} tokens / {e.tokens_per_gpu_s:,.1f} tokens/s per GPU / 3600 = {e.gpu_hours:,.1f} "
+                f"(decode step bound by {e.bound}; compute alone: {compute})"
             )
         else:
             out["gpu_hours"] = f"{compute} = {e.gpu_hours:,.1f}"
@@ -615,6 +616,8 @@ def _on_gpu(
             hours = result.tokens / fields["tokens_per_gpu_s"] / 3600 * (1 + result.overhead)
             if fields["bound"] == "memory bandwidth":
                 notes.append("decode is limited by memory bandwidth, not compute (§2.6): raise --batch")
+            elif fields["bound"] == "latency":
+                notes.append("decode is limited by per-step latency, not bandwidth or compute: raise --batch")
         else:
             hours = gpu_hours_for(flops, peak, mfu, result.overhead)
             fields["bound"] = "compute"
@@ -652,7 +655,17 @@ def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus:
     weights = weight_bytes_read(result.params, result.active_params, result.batch, bytes_per_param)
     kv = result.breakdown["kv_cache"] * BYTES_PER_GB
     assert gpu.bandwidth_gbps is not None and result.flops_per_token is not None
-    args = (weights, kv, result.batch, result.flops_per_token, gpu.bandwidth_gbps, peak, mfu, gpus)
+    args = (
+        weights,
+        kv,
+        result.batch,
+        result.flops_per_token,
+        gpu.bandwidth_gbps,
+        peak,
+        mfu,
+        gpus,
+        result.shape.layers,
+    )
     _, bound = decode_step_seconds(*args)
     return decode_tokens_per_s(*args), bound
 

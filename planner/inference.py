@@ -3,11 +3,11 @@
 Decoding one token for every sequence of a batch reads the weights the batch touches and the whole KV
 cache once (Pope et al. 2022, workloads.md §2.6), so at small batches a step takes bytes ÷ memory
 bandwidth; at large batches it takes the batch's FLOPs ÷ (peak × MFU). The step time is the larger of
-the two. Prefill (reading the prompt) is compute-bound. Pure functions over numbers; no I/O.
+the two plus a fixed latency (and, on several GPUs, the collectives between them). Prefill (reading the prompt) is compute-bound. Pure functions over numbers; no I/O.
 
     >>> round(decode_tokens_per_s(weight_bytes=14e9, kv_bytes=0.5e9, batch=1, flops_per_token=14e9,
-    ...                           bandwidth_gbps=2039, peak_tflops=312, mfu=0.3, gpus=1), 1)
-    112.5
+    ...                           bandwidth_gbps=2039, peak_tflops=312, mfu=0.3, gpus=1, layers=32), 1)
+    84.1
 """
 
 from __future__ import annotations
@@ -17,9 +17,18 @@ from decimal import Decimal
 
 from planner.billing import hours_per_unit
 
-# Share of the datasheet memory bandwidth a decode step reaches (assumption: memory-bound kernels such as
-# vLLM's paged attention and cuBLAS GEMV reach 70-90% of HBM peak; 0.8 is the middle).
+# Calibrated on the Qwen2.5 speed benchmark (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst:
+# vLLM 0.6.3, one stream, A100-80GB, 0.5B-72B on 1-4 GPUs; docs/calibration.md lists the cases):
+# - Share of the datasheet memory bandwidth a decode step reaches: 0.8 (memory-bound kernels such as
+#   paged attention and GEMV reach 70-90% of HBM peak).
 DECODE_BANDWIDTH_EFFICIENCY = 0.8
+# - A fixed cost per decode step (scheduling, sampling, kernel launches): the 0.5B-14B models all decode
+#   about 3 ms slower per token than their bandwidth allows.
+DECODE_STEP_OVERHEAD_S = 0.003
+# - Tensor (or expert) parallelism adds two collectives per layer per step (attention and MLP all-reduce,
+#   or MoE all-to-all); 72B on 2 and 4 GPUs decodes ~6.4 ms slower again: 40 µs per collective.
+COLLECTIVES_PER_LAYER = 2
+COLLECTIVE_LATENCY_S = 40e-6
 # Tensor parallelism splits attention heads and MLP columns evenly, so a serving group is 1, 2, 4 or 8
 # GPUs (one machine) and then whole 8-GPU machines (heads and KV heads are multiples of 8 in every
 # catalog model that needs more than 8 GPUs).
@@ -55,11 +64,20 @@ def decode_step_seconds(
     peak_tflops: float,
     mfu: float,
     gpus: int,
+    layers: int,
 ) -> tuple[float, str]:
-    """(seconds per decode step of ``batch`` tokens on ``gpus`` tensor-parallel GPUs, what bounds it)."""
+    """(seconds per decode step of ``batch`` tokens on ``gpus`` tensor-parallel GPUs, what bounds it).
+
+    The larger of the memory time (bytes ÷ usable bandwidth) and the compute time (FLOPs ÷ peak × MFU),
+    plus the fixed per-step latency and, on several GPUs, two collectives per layer. The bound named is
+    the largest of the three parts ("memory bandwidth", "compute" or "latency")."""
     memory_s = (weight_bytes + kv_bytes) / (bandwidth_gbps * 1e9 * DECODE_BANDWIDTH_EFFICIENCY * gpus)
     compute_s = batch * flops_per_token / (peak_tflops * 1e12 * mfu * gpus)
-    return (memory_s, "memory bandwidth") if memory_s >= compute_s else (compute_s, "compute")
+    latency_s = DECODE_STEP_OVERHEAD_S + (
+        COLLECTIVES_PER_LAYER * layers * COLLECTIVE_LATENCY_S if gpus > 1 else 0.0
+    )
+    parts = {"memory bandwidth": memory_s, "compute": compute_s, "latency": latency_s}
+    return max(memory_s, compute_s) + latency_s, max(parts, key=lambda k: parts[k])
 
 
 def decode_tokens_per_s(
@@ -71,10 +89,11 @@ def decode_tokens_per_s(
     peak_tflops: float,
     mfu: float,
     gpus: int,
+    layers: int,
 ) -> float:
     """Generated tokens per second per GPU: batch ÷ step time ÷ GPUs."""
     step, _ = decode_step_seconds(
-        weight_bytes, kv_bytes, batch, flops_per_token, bandwidth_gbps, peak_tflops, mfu, gpus
+        weight_bytes, kv_bytes, batch, flops_per_token, bandwidth_gbps, peak_tflops, mfu, gpus, layers
     )
     return batch / step / gpus
 

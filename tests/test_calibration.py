@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.calibration import MEMORY, RUNS, median_ratio, memory_rows, run_rows, updated_doc
+from planner.calibration import (
+    DECODE,
+    MEMORY,
+    RUNS,
+    decode_rows,
+    median_ratio,
+    memory_rows,
+    run_rows,
+    updated_doc,
+)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "calibration.md"
 
@@ -26,6 +35,15 @@ def test_memory_within_1_5_moe_included():
     for r in rows:
         assert 1 / 1.5 <= r["ratio"] <= 1.5, r
     assert any(c.model in ("mixtral-8x7b", "deepseek-v2") for c in MEMORY)
+
+
+def test_decode_speed_within_1_3_on_one_and_several_gpus():
+    rows = decode_rows()
+    assert len(rows) == len(DECODE) >= 10
+    for r in rows:
+        assert 1 / 1.3 <= r["ratio"] <= 1.3, r
+    assert {c.gpus for c in DECODE} == {1, 2, 4}  # the collectives' latency is calibrated too
+    assert {r["bound"] for r in rows} == {"latency", "memory bandwidth"}
 
 
 def test_docs_table_is_the_recomputed_one():
