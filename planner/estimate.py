@@ -286,10 +286,13 @@ def explain(e: Estimate) -> dict[str, str]:
         "overhead": f"{f['overhead']} = {b['overhead']:.2f} GB",
         "memory_gb": f"sum of the above = {e.memory_gb:.1f} GB",
     }
-    if e.gpus_needed is not None and e.gpu_memory_gb is not None:
+    if e.gpus_needed is not None and e.gpu_memory_gb is not None and e.usable_memory_fraction is not None:
+        held = gpus_needed(e.memory_gb, e.gpu_memory_gb, e.usable_memory_fraction)
         out["gpus_needed"] = (
-            f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {e.gpus_needed}"
+            f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {held}"
         )
+        if held != e.gpus_needed:
+            out["gpus_needed"] += f" → {e.gpus_needed} (tensor parallelism: 1, 2, 4, 8, then multiples of 8)"
     if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
         per = 2 if e.task == "inference" else 6
         out["flops"] = (
