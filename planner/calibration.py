@@ -83,6 +83,10 @@ RUNS: tuple[RunCase, ...] = (
     RunCase("Llama 3.1 8B", "llama-3.1-8b", 15e12, 8192, "H100-80GB", 1.46e6, "Llama 3.1 model card"),
     RunCase("Llama 3.1 70B", "llama-3.1-70b", 15e12, 8192, "H100-80GB", 7.0e6, "Llama 3.1 model card"),
     RunCase("Llama 3.1 405B", "llama-3.1-405b", 15.6e12, 8192, "H100-80GB", 30.84e6, "Llama 3.1 model card"),
+    # Llama 3.2 model card: 370K (1B) and 460K (3B) H100 hours for up to 9T tokens. Logits of Llama 3.1 8B
+    # and 70B served as targets in part of the training, so these hours include some distillation.
+    RunCase("Llama 3.2 1B", "llama-3.2-1b", 9e12, 8192, "H100-80GB", 370_000, "Llama 3.2 model card"),
+    RunCase("Llama 3.2 3B", "llama-3.2-3b", 9e12, 8192, "H100-80GB", 460_000, "Llama 3.2 model card"),
     # DeepSeek-V2 paper §4: 300.6K H800 hours per trillion tokens for DeepSeek 67B (2T tokens),
     # 172.8K for DeepSeek-V2 (8.1T tokens).
     RunCase(

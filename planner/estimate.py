@@ -75,7 +75,7 @@ TRAIN_ATTENTION_FLOPS = 12
 INFERENCE_ATTENTION_FLOPS = 4
 
 # --- Utilisation (MFU) by GPU generation, scale and task, calibrated on published runs ---
-# docs/calibration.md lists the 22 runs (LLaMA 1/2/3/3.1, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
+# docs/calibration.md lists the 24 runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
 # DeepSeek LLM/V2/V3) and tests/test_calibration.py recomputes it. MFU here is the throughput while
 # training; restarts, evaluation and checkpointing come on top (DEFAULT_OVERHEAD).
 SCALE_BANDS: tuple[tuple[float, str], ...] = ((3e9, "<3B"), (20e9, "3-20B"), (100e9, "20-100B"))
@@ -85,14 +85,14 @@ PRETRAIN_MFU: dict[str, dict[str, float]] = {
     # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
     # included): 0.46 before the 10% overhead is the middle.
     "ampere": {"<3B": 0.46, "3-20B": 0.46, "20-100B": 0.46, ">=100B": 0.46},
-    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth): Llama 3/3.1 8B imply
-    # 0.18-0.20, Llama 3/3.1 70B 0.29-0.32, DeepSeek 67B 0.41, Llama 3.1 405B 0.37. Below 3B there is no
-    # published Hopper run: the 3-20B figure is kept (assumption).
-    "hopper": {"<3B": 0.21, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth): Llama 3.2 1B implies
+    # 0.07, Llama 3.2 3B 0.15, Llama 3/3.1 8B 0.18-0.20, Llama 3/3.1 70B 0.29-0.32, DeepSeek 67B 0.41,
+    # Llama 3.1 405B 0.37 (overhead included).
+    "hopper": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
     # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
     # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
     # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
-    "blackwell": {"<3B": 0.21, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    "blackwell": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
     "ada": {"<3B": 0.35, "3-20B": 0.35, "20-100B": 0.35, ">=100B": 0.35},
     "volta": {"<3B": 0.25, "3-20B": 0.25, "20-100B": 0.25, ">=100B": 0.25},
 }
