@@ -285,7 +285,7 @@ def plan(
 
 
 def per_million_tokens(e: Estimate, rental: Rental) -> float | None:
-    """Inference: CNY per million generated tokens at the rental's GPU-hour price (None for training)."""
+    """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
     if e.task != "inference" or e.gpu_hours is None or not e.tokens:
         return None
     rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.billing, rental.gpus)
