@@ -31,6 +31,8 @@ MAX_STORABLE_PRICE = Decimal(10) ** 12
 MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
+# Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
+STORED_STOCK = ("available", "low", "sold_out")
 # Control characters (NUL breaks PostgreSQL text, a newline or tab breaks a table or a CSV row).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
@@ -281,7 +283,8 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         vcpus=_count(raw.vcpus),
         memory_gb=_size(raw.memory_gb),
         gpu_note=_plain(raw.gpu_note),
-        stock_status=raw.stock_status if raw.stock_status in ("available", "sold_out") else None,
+        # "unknown" (and anything else) is stored as no verdict; scrapers.stock maps provider words.
+        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK else None,
         idle_gpus=_count(raw.idle_gpus),
         total_gpus=_count(raw.total_gpus),
     )
@@ -330,7 +333,9 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
     best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
     statuses = {o.stock_status for o, _ in group}
     if "available" in statuses:
-        stock = "available"
+        stock: str | None = "available"  # one zone with stock is enough: the job can go there
+    elif "low" in statuses:
+        stock = "low"
     elif statuses == {"sold_out"}:
         stock = "sold_out"
     else:
