@@ -34,7 +34,9 @@ PRICING_PAGE = "https://www.aliyun.com/price/ecs/ecs-pricing/zh"
 CDN_URL = "https://g.alicdn.com/aliyun/ecs-price-info/{version}/price/download/instancePrice.json"
 # Newest version seen in public code (a repo fetching bandWidthPrice.json from 2.0.211; date unknown).
 FALLBACK_VERSION = "2.0.211"
-_VERSION_IN_PAGE = re.compile(r"g\.alicdn\.com/aliyun/ecs-price-info/(\d+(?:\.\d+){1,3})/")
+# The China-site file's folder, wherever the page names it: followed by "/price/...", a quote, a
+# space or the end (not only "/"); "ecs-price-info-intl" (USD) does not match. Never a longer number.
+_VERSION_IN_PAGE = re.compile(r"(?<![\w-])ecs-price-info/(\d+(?:\.\d+){1,3})(?!\.?\d)")
 ENV_ID, ENV_SECRET = "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 # CDN period lists → (billing, unit). Only 1-unit periods: a 3-year total is not a price per unit.
 _PERIODS = {
@@ -105,10 +107,12 @@ class AliyunScraper:
         self, api: AliyunApi, region: str, offers: list[RawOffer], spot: bool
     ) -> Iterator[RawOffer | Issue]:
         try:
-            stock = api.availability(region)
+            stock, left_out = api.availability(region)
         except ScrapeError as exc:
-            stock = {}
+            stock, left_out = {}, []
             yield Issue("region_failed", f"aliyun {region} stock unknown: {exc}", region)
+        if left_out:
+            yield Issue("skipped", f"aliyun {region} stock: {len(left_out)} entries left out ({left_out[0]})", region)
         for offer in offers:
             status = stock.get(offer.instance_type)
             yield replace(offer, stock_status=status) if status and offer.billing == "on_demand" else offer

@@ -18,6 +18,7 @@ from typing import Any
 from scrapers.acs3 import Acs3Signer
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpResponse
+from scrapers.stock import Stock, aliyun_stock, best_of
 from scrapers.types import to_price
 
 VERSION = "2014-05-26"
@@ -86,11 +87,15 @@ class AliyunApi:
                 return specs
         raise ScrapeError("aliyun DescribeInstanceTypes: more than 100 pages")
 
-    def availability(self, region: str) -> dict[str, str]:
-        """Instance type → "available" (some zone has stock) or "sold_out" (listed, no zone has stock)."""
+    def availability(self, region: str) -> tuple[dict[str, Stock], list[str]]:
+        """(instance type -> stock, reasons for entries left out). Per zone, ``Status`` and
+        ``StatusCategory`` combine in :func:`scrapers.stock.aliyun_stock` ("Available" beside
+        "WithoutStock" is sold out); over zones the best one decides. An entry without ``Value`` is
+        left out with a reason, never the region."""
         params = {"RegionId": region, "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
         data = self.call("DescribeAvailableResource", params, region)
-        status: dict[str, str] = {}
+        per_zone: dict[str, list[Stock]] = {}
+        left_out: list[str] = []
         for zone in _path(data, "AvailableZones", "AvailableZone", action="DescribeAvailableResource"):
             for resource in _path(
                 zone, "AvailableResources", "AvailableResource", action="DescribeAvailableResource"
@@ -98,13 +103,13 @@ class AliyunApi:
                 for supported in _path(
                     resource, "SupportedResources", "SupportedResource", action="DescribeAvailableResource"
                 ):
-                    if not isinstance(supported, dict) or "Value" not in supported:
-                        raise ScrapeError("aliyun DescribeAvailableResource: a SupportedResource lacks Value")
-                    if supported.get("Status") == "Available":
-                        status[str(supported["Value"])] = "available"
-                    else:
-                        status.setdefault(str(supported["Value"]), "sold_out")
-        return status
+                    value = supported.get("Value") if isinstance(supported, dict) else None
+                    if not isinstance(value, str) or not value:
+                        left_out.append("a SupportedResource without Value")
+                        continue
+                    stock = aliyun_stock(supported.get("Status"), supported.get("StatusCategory"))
+                    per_zone.setdefault(value, []).append(stock)
+        return {itype: best_of(states) for itype, states in per_zone.items()}, left_out
 
     def spot_prices(self, region: str, instance_type: str) -> dict[str, Decimal]:
         """Zone → the latest spot price (CNY per hour) for one type; empty when spot is not offered."""

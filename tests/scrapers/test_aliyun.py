@@ -298,3 +298,45 @@ def test_mode():
     assert AliyunScraper().mode({}).mode == "public"
     assert AliyunScraper().mode({"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}).mode == "public"  # both needed
     assert AliyunScraper().mode(CREDS).mode == "account"
+
+
+class _Answers:
+    """A stand-in client: every GET answers ``body`` (AliyunApi only calls ``get``)."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def get(self, url, **kw):
+        from scrapers.http import HttpResponse
+
+        return HttpResponse(200, url, {}, json.dumps(self.body).encode())
+
+
+def test_status_category_beside_status_decides_stock():
+    from scrapers.aliyun_api import AliyunApi
+
+    body = fixture_json("aliyun", "DescribeAvailableResource_status_category.constructed.json")
+    stock, left_out = AliyunApi(_Answers(body), "id", "secret").availability("cn-shenzhen")
+    assert stock == {
+        "ecs.gn7i-c8g1.2xlarge": "sold_out",  # Available + WithoutStock in a, SoldOut in b
+        "ecs.gn7e-c16g1.4xlarge": "available",  # ClosedWithStock: stock left
+        "ecs.gn6i-c4g1.xlarge": "sold_out",  # ClosedWithoutStock
+        "ecs.gn7-c12g1.3xlarge": "available",  # StatusCategory null: Status alone decides
+        "ecs.gn6v-c8g1.2xlarge": "available",  # an unknown category is no verdict; Status decides
+        "ecs.gn8is.2xlarge": "unknown",  # both null
+    }
+    assert left_out == ["a SupportedResource without Value"]
+
+
+@pytest.mark.parametrize(
+    ("html", "version"),
+    [
+        ('<script src="//g.alicdn.com/aliyun/ecs-price-info/2.0.301"></script>', "2.0.301"),
+        ("var base = 'https://g.alicdn.com/aliyun/ecs-price-info/2.0.302';", "2.0.302"),
+        ('{"priceBase":"aliyun/ecs-price-info/2.0.303"}', "2.0.303"),
+        ("ecs-price-info/2.0.304 and ecs-price-info-intl/9.9.9/", "2.0.304"),
+        ("ecs-price-info/2.0.305/price/download/instancePrice.json", "2.0.305"),
+    ],
+)
+def test_version_found_whatever_follows_it(html, version):
+    assert discover_version(html) == version
