@@ -161,6 +161,7 @@ class Offer:
     stock_status: str | None = None
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    orderable_gpus: int | None = None
     median_price: Decimal | None = None
 
     @property
@@ -174,7 +175,8 @@ class Offer:
 
     @property
     def has_availability(self) -> bool:
-        return self.stock_status is not None or self.idle_gpus is not None or self.total_gpus is not None
+        counts = (self.idle_gpus, self.total_gpus, self.orderable_gpus)
+        return self.stock_status is not None or any(c is not None for c in counts)
 
 
 @dataclass(frozen=True)
@@ -286,6 +288,7 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         # "unknown" (and anything else) is stored as no verdict; scrapers.stock maps provider words.
         stock_status=raw.stock_status if raw.stock_status in STORED_STOCK else None,
         idle_gpus=_count(raw.idle_gpus),
+        orderable_gpus=_count(raw.orderable_gpus),
         total_gpus=_count(raw.total_gpus),
     )
 
@@ -340,18 +343,21 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
         stock = "sold_out"
     else:
         stock = None
-    counts: dict[str | None, tuple[int | None, int | None]] = {}
+    counts: dict[str | None, tuple[int | None, int | None, int | None]] = {}
     for offer, zone in group:
-        if offer.idle_gpus is not None or offer.total_gpus is not None:
-            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus))
+        if offer.idle_gpus is not None or offer.total_gpus is not None or offer.orderable_gpus is not None:
+            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus, offer.orderable_gpus))
     idle = _sum_known(c[0] for c in counts.values())
     total = _sum_known(c[1] for c in counts.values())
+    orderable = _sum_known(c[2] for c in counts.values())
     source = best.source
     if not best.is_list_price:
         listed = [o.price for o, _ in group if o.is_list_price]
         if listed:
             source = f"{source} ({_LIST_NOTE.format(list=min(listed))})"
-    return replace(best, stock_status=stock, idle_gpus=idle, total_gpus=total, source=source)
+    return replace(
+        best, stock_status=stock, idle_gpus=idle, total_gpus=total, orderable_gpus=orderable, source=source
+    )
 
 
 def _sum_known(values: Iterable[int | None]) -> int | None:

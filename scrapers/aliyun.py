@@ -112,7 +112,9 @@ class AliyunScraper:
             stock, left_out = {}, []
             yield Issue("region_failed", f"aliyun {region} stock unknown: {exc}", region)
         if left_out:
-            yield Issue("skipped", f"aliyun {region} stock: {len(left_out)} entries left out ({left_out[0]})", region)
+            yield Issue(
+                "skipped", f"aliyun {region} stock: {len(left_out)} entries left out ({left_out[0]})", region
+            )
         for offer in offers:
             status = stock.get(offer.instance_type)
             yield replace(offer, stock_status=status) if status and offer.billing == "on_demand" else offer

@@ -37,6 +37,7 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "stock_status": "sold_out",
         "idle_gpus": 0,
         "total_gpus": 32,
+        "orderable_gpus": 0,
         "observed_at": only["availability"]["observed_at"],
     }
     assert only["unavailable"] is True and only["idle_gpus"] == 0  # idle_gpus: unused paid GPUs, not stock
@@ -155,7 +156,7 @@ def test_migration_0002_keeps_0001_data(db_url):
                 "'2026-11-01 00:00:00', '2026-11-01', r.id FROM instances i, scrape_runs r"
             )
         )
-    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION == "0002"
+    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION == "0003"
     assert "availability" in inspect(eng).get_table_names()
     with eng.connect() as conn:
         (latest,) = queries.latest_prices(conn, ["A100-40GB"])

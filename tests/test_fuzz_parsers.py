@@ -291,7 +291,7 @@ def _volc_join(template: bytes, table: bytes) -> Any:
 
 
 def _autodl_market(body: bytes) -> Any:
-    machines, _ = autodl.parse_search_page(body, "payg")
+    machines, _, _ = autodl.parse_search_page(body, "payg")
     offers = autodl.aggregate(machines, "payg")
     check_normalised(offers)
     return offers
