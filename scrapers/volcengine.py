@@ -276,6 +276,7 @@ def build_offers(
                 # now: no stock is claimed (quote would print "available"); the zones ride in extra.
                 stock_status=None,
                 source=source,
+                gpu_note=gpu.memory_note,
                 extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)},
             )
         )
@@ -315,6 +316,9 @@ class VolcengineScraper:
         api_specs = None
         if creds.get(ENV_AK) and creds.get(ENV_SK):
             api_specs = describe_instance_types(client, Credentials(creds[ENV_AK], creds[ENV_SK]))
+            for itype, spec in sorted(api_specs.items()):
+                if spec is not None and spec.memory_note:
+                    yield Issue("warning", f"Volcengine {itype}: {spec.memory_note}", instance_type=itype)
         templates = [(ECS_TEMPLATE_CODE, "ECS")]
         for product in settings.options.get("pricing_products", GPU_PRICING_PRODUCTS):
             params = {
