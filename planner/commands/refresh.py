@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.commands.options import format_option, provider_option
+from planner.commands.options import format_option, provider_option, verbose_option
 from planner.output import csv_text, dumps_json, short, table
 
 OUTCOME_COLUMNS = (
@@ -47,8 +47,9 @@ OUTCOME_COLUMNS = (
     help="Replay a folder written by --save-raw instead of the network.",
 )
 @format_option
+@verbose_option
 @click.pass_obj
-def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
+def refresh(app, providers, save_raw, from_raw, fmt, verbose) -> None:  # noqa: ANN001
     """Pull today's GPU prices from the providers into the database.
 
     Enabled providers run at the same time, each in its own run and transaction: one that fails,
@@ -66,6 +67,7 @@ def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
       planner refresh --provider tencent --provider aliyun
       planner refresh --save-raw raw/2026-11-30
       planner refresh --from-raw tests/fixtures/raw --format json
+      planner refresh -v --provider aliyun    # print every HTTP request to standard error
     """
     from planner.locks import refresh_lock
     from planner.providers import canonical_provider
@@ -81,6 +83,7 @@ def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
             save_raw=save_raw,
             from_raw=from_raw,
             progress=lambda line: click.echo(line, err=True),
+            request_log=(lambda line: click.echo(f"http: {line}", err=True)) if verbose else None,
         )
     if fmt == "json":
         click.echo(dumps_json(summary.to_dict()))
