@@ -65,8 +65,10 @@ def _text(value: Any) -> str:
 
 def gpu_texts(item: Mapping[str, Any]) -> dict[str, str]:
     """The text of every place an item may name its GPU (empty when absent, null or not a string)."""
-    externals = item.get("Externals") if isinstance(item.get("Externals"), dict) else {}
-    attr = externals.get("GpuAttr") if isinstance(externals.get("GpuAttr"), dict) else {}
+    externals = item.get("Externals")
+    externals = externals if isinstance(externals, dict) else {}
+    attr = externals.get("GpuAttr")
+    attr = attr if isinstance(attr, dict) else {}
     return {
         "Externals.GPUDesc": _text(externals.get("GPUDesc")),
         "Externals.GpuAttr.Type": _text(attr.get("Type")),
