@@ -28,7 +28,7 @@ from scrapers.aliyun_api import AliyunApi, GpuSpec
 from scrapers.aliyun_families import FAMILIES, family_of, gpu_count_from_name, looks_like_gpu
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
 
 PRICING_PAGE = "https://www.aliyun.com/price/ecs/ecs-pricing/zh"
 CDN_URL = "https://g.alicdn.com/aliyun/ecs-price-info/{version}/price/download/instancePrice.json"
@@ -102,6 +102,10 @@ class AliyunScraper:
                 yield from region_offers
                 continue
             yield from self._account_extras(api, region, region_offers, settings.options.get("spot", True))
+        if api is not None and api.left_out:
+            yield Issue(
+                "warning", f"aliyun API: {len(api.left_out)} items left out; the first: {api.left_out[0]}"
+            )
 
     def _account_extras(
         self, api: AliyunApi, region: str, offers: list[RawOffer], spot: bool
@@ -218,14 +222,17 @@ def parse_price_file(
         for period_key, (billing, unit) in _PERIODS.items():
             entries = periods.get(period_key) or []
             if not isinstance(entries, list):
-                raise ScrapeError(f"aliyun price file: {key} {period_key} is not a list")
+                yield Issue("skipped", f"aliyun {key}: {period_key} is not a list", region, instance_type)
+                continue
             for entry in entries:
-                if not isinstance(entry, dict) or "price" not in entry:
-                    raise ScrapeError(f"aliyun price file: {key} {period_key} entry lacks price")
-                if str(entry.get("period", "1")) != "1":
+                if not isinstance(entry, dict) or str(entry.get("period", "1")) != "1":
                     continue
-                price = to_price(entry["price"], f"aliyun {key} {period_key}", strings_ok=True)
-                if price == 0:
+                try:  # prices are strings in this file ("9.5326"); null or absent = not sold
+                    price = optional_price(entry.get("price"), f"aliyun {key} {period_key} price")
+                except ItemSkipped as exc:
+                    yield Issue("skipped", str(exc), region, instance_type)
+                    continue
+                if not price:
                     continue  # 0 means "not sold", never free (priceserver data, gn6v-c8g1.4xlarge)
                 yield RawOffer(
                     provider="aliyun",

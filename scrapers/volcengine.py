@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
 from scrapers.volc_openapi import Credentials, GpuSpec, describe_instance_types
 
 PROVIDER = "volcengine"
@@ -204,7 +204,14 @@ def parse_get_table(payload: bytes) -> tuple[list[PriceRow], dict[str, str]]:
                     skipped[f"period {str(period)[:20]!r}"] = "unknown calculator period, not kept"
                 continue
             billing, unit = _PERIODS[key]
-            price = to_price(info.get("Price"), f"Volcengine GetTable {itype} {region}", strings_ok=True)
+            try:  # a CNY string ("253.38"); null or absent = no price for that period
+                price = optional_price(info.get("Price"), f"Volcengine GetTable {itype} {region} {billing}")
+            except ItemSkipped as exc:
+                skipped[f"{itype} {region} {billing}"] = str(exc)
+                continue
+            if price is None:
+                skipped[f"{itype} {region} {billing}"] = "no price in the calculator (null)"
+                continue
             if price / _HOURS[unit] > MAX_CNY_PER_INSTANCE_HOUR:
                 raise ScrapeError(f"Volcengine GetTable: {itype} {region} {billing} = {price} CNY is absurd")
             if price == 0:

@@ -53,18 +53,37 @@ def test_get_table_maps_periods_and_regions_exactly():
     assert skipped == {}
 
 
-@pytest.mark.parametrize(
-    "price, match",
-    [("-1", "negative"), ("abc", "not a number"), (None, "not a number"), ("9999999", "absurd")],
-)
-def test_get_table_rejects_bad_prices(price, match):
+def _table(price):
     row = {
         "ConfigurationCode": "ecs.gni2.3xlarge",
         "ChargeItemCode": "ecs.gni2_3xlarge_cn-beijing",
         "PriceInfoList": [{"Period": "hourly", "Times": 1, "Price": price}],
     }
-    with pytest.raises(ScrapeError, match=match):
-        parse_get_table(json.dumps({"Result": {"TableList": [{"Rows": [row]}]}}).encode())
+    return json.dumps({"Result": {"TableList": [{"Rows": [row]}]}}).encode()
+
+
+def test_get_table_rejects_an_absurd_price():  # a unit change would touch every row: the table fails
+    with pytest.raises(ScrapeError, match="absurd"):
+        parse_get_table(_table("9999999"))
+
+
+@pytest.mark.parametrize(
+    "price, reason",
+    [
+        ("-1", "negative"),
+        ("abc", "not a number"),
+        (None, "no price in the calculator (null)"),
+        (True, "not a number"),
+    ],
+)
+def test_get_table_skips_one_unreadable_price_with_its_reason(price, reason):
+    rows, skipped = parse_get_table(_table(price))
+    assert rows == [] and reason in skipped["ecs.gni2.3xlarge cn-beijing on_demand"]
+
+
+def test_get_table_reads_numbers_and_strings_alike():
+    assert [r.price for r in parse_get_table(_table(12.5))[0]] == [Decimal("12.5")]
+    assert [r.price for r in parse_get_table(_table("12.50"))[0]] == [Decimal("12.50")]
 
 
 def test_get_table_skips_zero_and_unknown_periods_with_reasons():
