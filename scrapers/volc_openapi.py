@@ -238,19 +238,19 @@ def parse_instance_types(payload: bytes) -> tuple[dict[str, GpuSpec | None], str
     specs: dict[str, GpuSpec | None] = {}
     for entry in types:
         itype = _ci(entry, "InstanceTypeId")
-        if not isinstance(itype, str):
-            raise ScrapeError("Volcengine DescribeInstanceTypes: an entry has no InstanceTypeId")
+        if not isinstance(itype, str) or not itype:
+            continue  # nothing to join it to; the calculator's own rows are reported if unpriced
         devices = _ci(_ci(entry, "Gpu", "GPU"), "GpuDevices", "GPUDevices")
         devices = devices if isinstance(devices, list) else []
         gpus = [d for d in devices if type(_ci(d, "Count")) is int and 0 < _ci(d, "Count") <= 64]
         if not gpus:
             specs[itype] = None
             continue
-        if len({str(_ci(d, "ProductName")) for d in gpus}) > 1:
-            raise ScrapeError(f"Volcengine DescribeInstanceTypes: {itype} mixes GPU models")
         name, mib = _ci(gpus[0], "ProductName"), _ci(_ci(gpus[0], "Memory"), "Size")
-        if not isinstance(name, str) or not name.strip():
-            raise ScrapeError(f"Volcengine DescribeInstanceTypes: {itype} has GPUs without a ProductName")
+        if len({str(_ci(d, "ProductName")) for d in gpus}) > 1 or not isinstance(name, str) or not name.strip():
+            # Mixed or unnamed GPUs: left out of the facts, so the type is priced only if documented
+            # (DOCUMENTED_TYPES) and otherwise reported as skipped with its family's reason.
+            continue
         sized = isinstance(mib, int | float) and not isinstance(mib, bool) and 0 < mib < 1e9
         memory, note = check_memory_size(name.strip(), mib) if sized else (None, None)
         specs[itype] = GpuSpec(

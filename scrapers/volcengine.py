@@ -195,7 +195,8 @@ def parse_get_table(payload: bytes) -> tuple[list[PriceRow], dict[str, str]]:
         region = charge_item.rsplit("_", 1)[1]
         infos = obj.get("PriceInfoList") or []
         if not isinstance(infos, list) or not all(isinstance(i, dict) for i in infos):
-            raise ScrapeError(f"Volcengine GetTable: {itype} {region} PriceInfoList is not a list of objects")
+            skipped[f"{itype} {region}"] = "PriceInfoList is not a list of objects"
+            continue
         for info in infos:
             period, times = info.get("Period"), info.get("Times")
             key = (period, times) if isinstance(period, str) and type(times) is int else None

@@ -139,17 +139,20 @@ def test_parse_instance_types_error_names_the_fix():
     [
         (b"<html>login</html>", "not JSON"),
         (b'{"Result": {}}', "no Result.InstanceTypes"),
-        (b'{"Result": {"InstanceTypes": [{"Gpu": {}}]}}', "no InstanceTypeId"),
-        (
-            b'{"Result": {"InstanceTypes": [{"InstanceTypeId": "ecs.x.y", '
-            b'"Gpu": {"GpuDevices": [{"Count": 2}]}}]}}',
-            "without a ProductName",
-        ),
     ],
 )
 def test_parse_instance_types_rejects_changed_shapes(payload, match):
     with pytest.raises(ScrapeError, match=match):
         parse_instance_types(payload)
+
+
+def test_entries_without_id_or_gpu_name_are_left_out_not_fatal():
+    payload = (
+        b'{"Result": {"InstanceTypes": [{"Gpu": {}}, {"InstanceTypeId": "ecs.x.y", '
+        b'"Gpu": {"GpuDevices": [{"Count": 2, "ProductName": null}]}}, {"InstanceTypeId": "ecs.c3a.large"}]}}'
+    )
+    specs, _ = parse_instance_types(payload)
+    assert specs == {"ecs.c3a.large": None}  # ecs.x.y left out: priced only if documented, else skipped
 
 
 def _client() -> HttpClient:
