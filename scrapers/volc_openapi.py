@@ -247,7 +247,11 @@ def parse_instance_types(payload: bytes) -> tuple[dict[str, GpuSpec | None], str
             specs[itype] = None
             continue
         name, mib = _ci(gpus[0], "ProductName"), _ci(_ci(gpus[0], "Memory"), "Size")
-        if len({str(_ci(d, "ProductName")) for d in gpus}) > 1 or not isinstance(name, str) or not name.strip():
+        if (
+            len({str(_ci(d, "ProductName")) for d in gpus}) > 1
+            or not isinstance(name, str)
+            or not name.strip()
+        ):
             # Mixed or unnamed GPUs: left out of the facts, so the type is priced only if documented
             # (DOCUMENTED_TYPES) and otherwise reported as skipped with its family's reason.
             continue
