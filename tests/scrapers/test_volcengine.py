@@ -259,3 +259,18 @@ def test_gpu_named_in_the_template_is_priced_without_an_account():
         2.0,
         "calculator template",
     )
+
+
+@responses.activate
+def test_account_run_reports_a_gpu_memory_size_that_fits_no_unit():
+    responses.get(OPENAPI_URL, body=_fx("describe_instance_types_memory_units.constructed.json"))
+    responses.get(PRICING_PAGE_URL, status=404, body="<html>not found</html>")
+    _register_calculator(ECS_TEMPLATE_CODE, "list_template_gpu.json", "get_table_gpu.json")
+    offers, issues = _run(ProviderSettings(regions=("cn-beijing",), credentials=KEYS))
+    a10 = [o for o in offers if o.instance_type == "ecs.gni2.3xlarge"]
+    assert a10 and all(o.gpu_memory_gb is None for o in a10)
+    assert "matches no memory size of NVIDIA A10" in a10[0].gpu_note
+    warnings = {i.instance_type: i.message for i in issues if i.kind == "warning"}
+    assert "Memory.Size 12345" in warnings["ecs.gni2.3xlarge"]
+    assert "read as GB it would be L20-48GB" in warnings["ecs.gni3.16xlarge"]
+    assert "ecs.gni3.8xlarge" not in warnings  # 49,152 MiB = 48 GiB fits an L20
