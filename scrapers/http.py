@@ -136,6 +136,10 @@ class HttpClient:
         base, parts = urlsplit(self.base_url), urlsplit(url)
         return urlunsplit((base.scheme, base.netloc, base.path + parts.path, parts.query, ""))
 
+    def requested_url(self, url: str) -> str:
+        """What a request for ``url`` really goes to: the mirror's URL, or ``url`` itself in a replay."""
+        return url if self.replayer else self.physical_url(url)
+
     def get(self, url: str, **kw: Any) -> HttpResponse:
         return self.request("GET", url, **kw)
 
@@ -161,7 +165,8 @@ class HttpClient:
         base_headers = dict(headers or {})
         if json_body is not None:
             base_headers.setdefault("Content-Type", "application/json; charset=utf-8")
-        where = f"{self.provider}: {method} {redact_url(full_url)}"
+        # Errors name the URL actually requested: a base_url mirror's, not the provider's real host.
+        where = f"{self.provider}: {method} {redact_url(self.requested_url(full_url))}"
         attempts = self.policy.max_retries + 1
         for attempt in range(attempts):
             last = attempt == attempts - 1
@@ -172,10 +177,8 @@ class HttpClient:
                 cause = network_cause(exc)
                 self._log(method, full_url, f"failed: {cause}", None, time.monotonic() - started)
                 if last:
-                    # The URL actually requested (a base_url mirror's, not the provider's real host).
-                    sent = f"{self.provider}: {method} {redact_url(self.physical_url(full_url))}"
                     raise ScrapeError(
-                        scrub_text(f"{sent} failed after {attempts} attempts: {cause}", self.secrets)
+                        scrub_text(f"{where} failed after {attempts} attempts: {cause}", self.secrets)
                     ) from None
                 self._pause(self._backoff_s(attempt))
                 continue
@@ -227,8 +230,9 @@ class HttpClient:
 
     def _log(self, method: str, url: str, outcome: str, size_bytes: int | None, seconds: float) -> None:
         if self.request_log is not None:
-            shown = url if self.replayer else self.physical_url(url)
-            line = request_line(method, shown, outcome, size_bytes, seconds, replay=bool(self.replayer))
+            line = request_line(
+                method, self.requested_url(url), outcome, size_bytes, seconds, replay=bool(self.replayer)
+            )
             self.request_log(f"{self.provider}: {scrub_text(line, self.secrets)}")
 
     def _wait_turn(self) -> None:
@@ -291,8 +295,8 @@ def network_cause(exc: BaseException) -> str:
     chain = list(_exception_chain(exc))
     text = " ".join(f"{type(e).__name__}: {e}" for e in chain)
     if isinstance(exc, requests.exceptions.SSLError) or any(isinstance(e, ssl.SSLError) for e in chain):
-        reason = next((str(e) for e in chain if isinstance(e, ssl.SSLError)), "")
-        return f"TLS: the secure connection failed ({_short(reason or text)})"
+        reason = next((str(e) for e in chain if isinstance(e, ssl.SSLError)), "") or text
+        return f"TLS: the secure connection failed ({type(exc).__name__}: {_short(reason)})"
     if isinstance(exc, requests.exceptions.ConnectTimeout):
         return "timeout: no connection within the connect timeout"
     if isinstance(exc, requests.exceptions.ReadTimeout):
