@@ -17,7 +17,7 @@ from planner.output import dumps_json
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("table", "json")),
+    type=click.Choice(("table", "json"), case_sensitive=False),
     default="table",
     show_default=True,
     help="For --list: table for people, json for programs.",
@@ -57,7 +57,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
         _show_list(app, trigger, count, fmt)
         return
     path = log_path(app.config)
-    with logging_to(path):
+    with logging_to(path, settings["timezone"]):
         refresh = partial(refresh_step, verbose=True) if verbose else None
         if once:
             click.get_current_context().exit(run_job(app, refresh=refresh))
