@@ -15,7 +15,7 @@ AutoDL idle and total GPUs), one row per run, instance and billing mode. It is a
 columns on ``prices``, because stock changes by the hour while a price is kept once a day: a second
 refresh on the same day adds no price but does record how many GPUs are idle now.
 
-``alert_state`` (since 0003) remembers which offers hold each alert rule's condition, so an alert fires
+``alert_state`` (since 0004) remembers which offers hold each alert rule's condition, so an alert fires
 once when its condition starts to hold and again only after it stopped, and which channels still owe
 the message (``pending``): written before anything is sent, so a failed or killed channel loses nothing.
 """
@@ -40,7 +40,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 
 metadata = MetaData()
 
@@ -123,10 +123,13 @@ availability = Table(
     Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
     Column("observed_at", DateTime, nullable=False),
     Column("observed_on", Date, nullable=False),
-    # available | sold_out | None (the provider gave counts but no verdict)
+    # available | low | sold_out | None (no verdict; scrapers/stock.py maps each provider's words)
     Column("stock_status", String(16)),
     Column("idle_gpus", Integer),
     Column("total_gpus", Integer),
+    # Since 0003. GPUs that can be ordered now (AutoDL gpu_order_num); None where the provider does not
+    # say. idle_gpus > 0 with orderable_gpus == 0 is "idle but not orderable" (stock_status sold_out).
+    Column("orderable_gpus", Integer),
     # "latest per instance and billing" groups on this index; one row per run.
     UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
     # "history for one GPU model over N days" reads this index.

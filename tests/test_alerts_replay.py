@@ -265,7 +265,9 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
     from planner.refresh import run_refresh
     from planner.schedule import run_job
 
-    config.write_text(CONFIG.replace("[http]", '[schedule]\nreport_channels = ["fs"]\n\n[http]'), encoding="utf-8")
+    config.write_text(
+        CONFIG.replace("[http]", '[schedule]\nreport_channels = ["fs"]\n\n[http]'), encoding="utf-8"
+    )
     app = App(config_file=str(config), db_url=db_url)
 
     def replay(folder: Path):
@@ -276,7 +278,10 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
         assert run_job(app, refresh=replay(BEFORE), report=lambda app: 0) == 0
     assert [r["kind"] for r in robots.requests] == ["feishu"]  # the summary only: no alert yet
     summary = robots.requests[0]["body"]["card"]["elements"][0]["content"]
-    assert "**Cheapest per GPU-hour**" in summary and "- RTX4090D-24GB: 1.78 CNY/GPU-h, autodl RTX 4090D" in summary
+    assert (
+        "**Cheapest per GPU-hour**" in summary
+        and "- RTX4090D-24GB: 1.78 CNY/GPU-h, autodl RTX 4090D" in summary
+    )
     assert "every provider's last refresh succeeded" in summary
     robots.requests.clear()
 
@@ -285,6 +290,10 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
         assert run_job(app, refresh=replay(AFTER), report=lambda app: 0) == 0
     kinds = [r["kind"] for r in robots.requests]
     assert sorted(kinds) == ["dingtalk", "feishu", "feishu", "wecom"]  # alerts first, then the summary
-    titles = [r["body"]["card"]["header"]["title"]["content"] for r in robots.requests if r["kind"] == "feishu"]
-    assert titles[0] == "planner: 1 GPU alert(s), 1 offer(s)" and titles[1].startswith("planner: GPU prices 20")
+    titles = [
+        r["body"]["card"]["header"]["title"]["content"] for r in robots.requests if r["kind"] == "feishu"
+    ]
+    assert titles[0] == "planner: 1 GPU alert(s), 1 offer(s)" and titles[1].startswith(
+        "planner: GPU prices 20"
+    )
     assert "alerts: 5 fired" in caplog.text and "summary: sent to fs (feishu)" in caplog.text

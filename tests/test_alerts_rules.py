@@ -149,10 +149,14 @@ def test_conditions_are_judged_as_documented(tmp_path):
     assert reason(drop, offer(median_cny_per_gpu_hour=Decimal("7.80"))) is not None  # 10.5% under
     assert reason(drop, offer(median_cny_per_gpu_hour=Decimal("7.70"))) is None  # 9.4%
     assert reason(drop, offer()) is None  # no history: no drop
-    assert reason(idle, offer(idle_gpus=8, total_gpus=48)) == "8 GPUs idle (at least 8)"
-    assert reason(idle, offer(idle_gpus=7, total_gpus=48)) is None
-    assert reason(idle, offer(idle_gpus=8, stock_status="sold_out")) is None
-    assert reason(back, offer(previous_stock_status="sold_out", idle_gpus=4, total_gpus=48)) is not None
+    assert reason(idle, offer(idle_gpus=8, rentable_gpus=8, total_gpus=48)) == "8 GPUs idle (at least 8)"
+    assert reason(idle, offer(idle_gpus=7, rentable_gpus=7, total_gpus=48)) is None
+    assert reason(idle, offer(idle_gpus=9, rentable_gpus=0, total_gpus=48)) is None  # idle, no order taken
+    assert reason(idle, offer(idle_gpus=8, rentable_gpus=8, stock_status="sold_out")) is None
+    assert (
+        reason(back, offer(previous_stock_status="sold_out", idle_gpus=4, rentable_gpus=4, total_gpus=48))
+        is not None
+    )
     assert reason(back, offer(previous_stock_status="sold_out", stock_status="sold_out")) is None
     assert reason(back, offer(previous_stock_status="available", stock_status="available")) is None
     assert reason(new, offer(is_new=True)) == "new at autodl: H20-96GB as H20-NVLink"

@@ -27,7 +27,7 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
     if rule.condition == "idle_gpus_at_least":
         wanted = rule.idle_gpus_at_least
         assert wanted is not None
-        idle = offer.idle_gpus
+        idle = offer.rentable_gpus  # idle and orderable: AutoDL lists idle GPUs it takes no order for
         if idle is None or idle < wanted or offer.stock_status == SOLD_OUT:
             return None
         return f"{idle} GPUs idle (at least {wanted})"

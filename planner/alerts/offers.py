@@ -27,6 +27,7 @@ from planner.value import cny_per_gpu_hour
 
 SOLD_OUT = "sold_out"
 AVAILABLE = "available"
+LOW = "low"
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,10 @@ class AlertOffer:
     billing: str
     cny_per_gpu_hour: Decimal
     observed_at: dt.datetime
-    stock_status: str | None = None  # available | sold_out | None (not stated, or stated before today)
+    stock_status: str | None = None  # available | low | sold_out | None (not stated, or stated before today)
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    rentable_gpus: int | None = None  # idle GPUs that take an order now (AutoDL: gpu_order_num where stated)
     previous_stock_status: str | None = None  # at the run before (back_in_stock only)
     median_cny_per_gpu_hour: Decimal | None = None  # over the window before today (drop_percent only)
     is_new: bool = False  # first seen at the provider's latest refresh (new_offers only)
@@ -57,7 +59,7 @@ class AlertOffer:
         """Stock says it can be rented now (idle GPUs, or an explicit "available")."""
         if self.stock_status == SOLD_OUT:
             return False
-        return self.stock_status == AVAILABLE or bool(self.idle_gpus)
+        return self.stock_status in (AVAILABLE, LOW) or bool(self.rentable_gpus)
 
     def stock_text(self) -> str:
         """``12/80 idle``, ``sold out``, ``available`` or ``-``."""
@@ -101,6 +103,7 @@ def current_offers(conn: Connection, rule: Rule, fx: Mapping[str, object]) -> li
                 stock_status=now.stock_status if now else None,
                 idle_gpus=now.idle_gpus if now else None,
                 total_gpus=now.total_gpus if now else None,
+                rentable_gpus=now.rentable_gpus if now else None,
                 previous_stock_status=before.get((r.instance_id, r.billing)),
                 median_cny_per_gpu_hour=medians.get((r.instance_id, r.billing)),
                 is_new=r.instance_id in new,

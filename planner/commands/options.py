@@ -9,7 +9,7 @@ from planner.output import FORMATS
 format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(FORMATS, case_sensitive=False),
     default="table",
     show_default=True,
     help="table for people; json or csv for programs.",
@@ -46,4 +46,10 @@ variants_option = click.option(
     "--include-variants",
     is_flag=True,
     help="Also show China variants (A800 for A100, H800 for H100, RTX4090D for RTX4090, ...), labelled.",
+)
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print each HTTP request (method, URL, status, bytes, time) to standard error, secrets removed.",
 )

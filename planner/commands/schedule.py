@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.options import verbose_option
 from planner.output import dumps_json
 
 
@@ -16,13 +17,14 @@ from planner.output import dumps_json
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("table", "json")),
+    type=click.Choice(("table", "json"), case_sensitive=False),
     default="table",
     show_default=True,
     help="For --list: table for people, json for programs.",
 )
+@verbose_option
 @click.pass_obj
-def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
+def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     """Refresh the prices and send the report on a schedule, in the foreground.
 
     The job refreshes every enabled provider, checks the [[alerts]] rules, then writes the report and,
@@ -42,14 +44,18 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
     Examples:
       planner schedule --list
       planner schedule --once
+      planner schedule --once -v    # log every HTTP request too
       planner schedule              # keep running (see the README for systemd and cron)
     """
+    from functools import partial
+
     from planner.alerts.rules import load_rules
     from planner.schedule import (
         crontab_trigger,
         every_seconds,
         log_path,
         logging_to,
+        refresh_step,
         run_job,
         stock_providers,
     )
@@ -66,9 +72,10 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
         _show_list(app, trigger, count, fmt)
         return
     path = log_path(app.config)
-    with logging_to(path):
+    with logging_to(path, settings["timezone"]):
+        refresh = partial(refresh_step, verbose=True) if verbose else None
         if once:
-            click.get_current_context().exit(run_job(app))
+            click.get_current_context().exit(run_job(app, refresh=refresh))
         from planner.schedule import log, run_scheduler
 
         log.info(
@@ -87,7 +94,11 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
                 settings["stock_every"],
             )
         run_scheduler(
-            trigger, settings["timezone"], int(settings["misfire_grace_s"]), lambda: run_job(app), stock=stock
+            trigger,
+            settings["timezone"],
+            int(settings["misfire_grace_s"]),
+            lambda: run_job(app, refresh=refresh),
+            stock=stock,
         )
 
 
