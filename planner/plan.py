@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from planner import catalog
 from planner.errors import UsageError
-from planner.estimate import Estimate, estimate
+from planner.estimate import Estimate, NoFp8Error, estimate
+from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.pricing import (
     ACROSS_INSTANCES as ACROSS_INSTANCES,
 )
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class Workload:
     """The job ``planner plan`` and ``planner estimate`` describe (see ``planner.estimate.estimate``)."""
 
-    params: float
+    params: float | None
     task: str
     tokens: float
     precision: str | None = None
@@ -58,6 +59,10 @@ class Workload:
     mfu: float | None = None
     kv_heads: int | None = None
     checkpointing: bool | None = None
+    model: str | None = None  # a planner.models catalog name, instead of params
+    lora_rank: int | None = None
+    optimizer_8bit: bool = False
+    overhead: float | None = None
 
     def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
         return estimate(
@@ -72,6 +77,10 @@ class Workload:
             batch=self.batch,
             kv_heads=self.kv_heads,
             checkpointing=self.checkpointing,
+            model=self.model,
+            lora_rank=self.lora_rank,
+            optimizer_8bit=self.optimizer_8bit,
+            overhead=self.overhead,
         )
 
 
@@ -84,6 +93,7 @@ class PlanOption:
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
+    cny_per_million_tokens: float | None = None  # inference: planner.inference.cny_per_million_tokens
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -110,6 +120,7 @@ class PlanOption:
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
+            "cny_per_million_tokens": self.cny_per_million_tokens,
             "rental": rental_dict(self.rental),
         }
 
@@ -148,7 +159,9 @@ class Plan:
         m = self.memory
         return {
             "workload": {
+                "model": m.model,
                 "params": m.params,
+                "active_params": m.active_params,
                 "task": m.task,
                 "tokens": m.tokens,
                 "precision": m.precision,
@@ -222,8 +235,13 @@ def plan(
         if budget is not None and best.total_cny > budget:
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
-            options.append(PlanOption(workload.on(model, best.gpus), best, needed))
+            on = workload.on(model, best.gpus)
+            options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
     options = rank(options, lambda o: o.rental)
+    if (
+        workload.task == "inference"
+    ):  # serving: cheapest per token first (rentable first still), then rank's order
+        options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
     recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
     options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
     return Plan(
@@ -236,6 +254,14 @@ def plan(
         budget_cny=budget,
         deadline_hours=deadline,
     )
+
+
+def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:
+    """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
+    if e.task != "inference" or e.gpu_hours is None or not e.tokens:
+        return None
+    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
+    return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
 
 
 def with_stock_of(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], Offer]:
@@ -278,12 +304,17 @@ def _work_for(
     deadline: float | None,
 ) -> tuple[int, list[Offer], float] | str:
     """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
-    base = workload.on(model)
+    try:
+        base = workload.on(model)
+    except NoFp8Error:  # FP8 training on an A100, say
+        return "no FP8 tensor cores for --precision fp8"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     needed = base.gpus_needed or 1
     if deadline is not None:
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
+        if workload.task == "inference":
+            needed = serving_gpus(needed)
     if gpus_max is not None and needed > gpus_max:
         why = (
             f"to finish in {deadline:g} h"

@@ -114,12 +114,15 @@ def availability(stock: Stock | None, gpus_needed: float) -> Availability:
     """The one stock rule: can ``gpus_needed`` GPUs be rented now, by what the provider last said?"""
     if stock is None:
         return Availability.UNKNOWN
-    if stock.stock_status == "sold_out" or stock.idle_gpus == 0:
+    if stock.idle_gpus == 0:
         return Availability.SOLD_OUT
     if stock.idle_gpus is not None and stock.idle_gpus < gpus_needed:
         return Availability.SHORT
+    # Before the status: AutoDL's idle GPUs that take no order are stored as sold out (db.schema).
     if stock.orderable_gpus is not None and stock.orderable_gpus < gpus_needed:
         return Availability.NOT_ORDERABLE
+    if stock.stock_status == "sold_out":
+        return Availability.SOLD_OUT
     if stock.stock_status in ("available", "low") or stock.idle_gpus is not None:
         return Availability.AVAILABLE
     return Availability.UNKNOWN
