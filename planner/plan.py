@@ -19,9 +19,6 @@ from planner.errors import UsageError
 from planner.estimate import Estimate, NoFp8Error, estimate
 from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.pricing import (
-    ACROSS_INSTANCES as ACROSS_INSTANCES,
-)
-from planner.pricing import (
     MAX_GPUS,
     MAX_HOURS,
     Job,
@@ -30,14 +27,9 @@ from planner.pricing import (
     OfferQuery,
     latest_offers,
     rank,
+    rank_costs,
+    stocked_to_top_each,
 )
-from planner.pricing import (
-    NETWORK_ONLY as NETWORK_ONLY,
-)
-from planner.pricing import (
-    ONE_MACHINE as ONE_MACHINE,
-)
-from planner.pricing import link_between as link_between  # re-exported: the link is the pricing core's
 from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -226,21 +218,22 @@ def plan(
             excluded.append(Excluded(model.name, found))
         else:
             candidates[model.name] = (model, found[0], found[1], found[2])
-    # Stock is read once, for the offers of the models that can run the job.
-    stocked = with_stock_of(conn, [o for _, _, offers, _ in candidates.values() for o in offers])
+    # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
+    # (one query a round for every model).
+    costed = [
+        rentals(offers, gpu_hours, needed, gpus_max) for _, needed, offers, gpu_hours in candidates.values()
+    ]
     options: list[PlanOption] = []
-    for name, (model, needed, offers, gpu_hours) in candidates.items():
-        ranked = rentals([stocked[o.key] for o in offers], gpu_hours, needed, gpus_max)
-        best = ranked[0]
+    stocked = stocked_to_top_each(conn, costed, 1)
+    for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
+        best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             on = workload.on(model, best.gpus)
             options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
     options = rank(options, lambda o: o.rental)
-    if (
-        workload.task == "inference"
-    ):  # serving: cheapest per token first (rentable first still), then rank's order
+    if workload.task == "inference":  # serving: cheapest per token first, rentable first still
         options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
     recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
     options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
@@ -262,12 +255,6 @@ def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:
         return None
     rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
     return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
-
-
-def with_stock_of(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], Offer]:
-    from planner.pricing import with_stock
-
-    return {o.key: o for o in with_stock(conn, offers)}
 
 
 def check_plan_filters(

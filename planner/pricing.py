@@ -722,7 +722,8 @@ def rank(items: Iterable[T], cost_of: Callable[[T], JobCost]) -> list[T]:
             end = start + 1
             while end < len(ordered) and is_tie(head, cost_of(ordered[end]).total_cny):
                 end += 1
-            out += sorted(ordered[start:end], key=lambda i: tie_key(cost_of(i)))
+            cluster = ordered[start:end]
+            out += sorted(cluster, key=lambda i: tie_key(cost_of(i))) if len(cluster) > 1 else cluster
             start = end
     return out
 
@@ -738,6 +739,73 @@ def cheapest_per_instance(costs: Iterable[JobCost]) -> list[JobCost]:
         if iid not in best or key < best[iid][0]:
             best[iid] = (key, cost)
     return [cost for _, cost in best.values()]
+
+
+Bounds = Mapping[tuple[int, str], tuple[Decimal, Decimal]]
+
+
+def stocked_to_top(
+    conn: Connection, costs: list[JobCost], top: int, bounds: Bounds | None = None
+) -> list[JobCost]:
+    """The costs of the instances that can be shown among the ``top``, with their stock read.
+
+    ``bounds`` holds each offer's lowest and highest total over its price window (a median or min
+    basis lies between them); without it both are the total. Instances are read cheapest first until
+    ``top`` of them can be rented and the next one's lowest total is beyond a tie of the top-th
+    rentable highest total: nothing after that can be shown, so its stock is never read.
+    """
+    return stocked_to_top_each(conn, [costs], top, bounds)[0]
+
+
+def stocked_to_top_each(
+    conn: Connection, groups: Sequence[list[JobCost]], top: int, bounds: Bounds | None = None
+) -> list[list[JobCost]]:
+    """``stocked_to_top`` for several groups at once (a plan's GPU models): each round reads the
+    stock every unfinished group still needs in one query."""
+
+    def low(c: JobCost) -> Decimal:
+        return bounds[c.offer.key][0] if bounds else c.total_cny
+
+    def high(c: JobCost) -> Decimal:
+        return bounds[c.offer.key][1] if bounds else c.total_cny
+
+    states = []
+    for costs in groups:
+        by_instance: dict[int, list[JobCost]] = {}
+        for cost in costs:
+            by_instance.setdefault(cost.offer.instance_id, []).append(cost)
+        lowest = {iid: min(low(c) for c in found) for iid, found in by_instance.items()}
+        states.append((by_instance, lowest, sorted(lowest, key=lowest.__getitem__)))
+    read = [0] * len(groups)
+    done: list[list[JobCost] | None] = [None] * len(groups)
+    window = 2 * top  # one read is usually enough: a query for 20 instances costs what 10 do
+    while any(d is None for d in done):
+        wanted = []
+        for g, (_, _, order) in enumerate(states):
+            if done[g] is None:
+                wanted += [(g, iid) for iid in order[read[g] : read[g] + window]]
+        stocked = iter(with_stock(conn, [c.offer for g, iid in wanted for c in states[g][0][iid]]))
+        for g, iid in wanted:
+            by_instance = states[g][0]
+            by_instance[iid] = [replace(c, offer=next(stocked)) for c in by_instance[iid]]
+        for g, (by_instance, lowest, order) in enumerate(states):
+            if done[g] is not None:
+                continue
+            read[g] = min(len(order), read[g] + window)
+            highs = sorted(
+                min(high(c) for c in by_instance[iid] if c.rentable)
+                for iid in order[: read[g]]
+                if any(c.rentable for c in by_instance[iid])
+            )
+            if len(highs) >= top:
+                bound = highs[top - 1] + max(highs[top - 1] * TIE_SHARE, TIE_CNY)
+                if read[g] == len(order) or lowest[order[read[g]]] > bound:
+                    done[g] = [c for iid in order if lowest[iid] <= bound for c in by_instance[iid]]
+                    continue
+            if read[g] == len(order):
+                done[g] = [c for iid in order for c in by_instance[iid]]
+        window *= 2
+    return [d for d in done if d is not None]
 
 
 # --- showing money ------------------------------------------------------------------------------

@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING
 from planner.errors import UsageError
 from planner.pricing import (
     ALL,
-    TIE_CNY,
-    TIE_SHARE,
     Job,
     JobCost,
     OfferQuery,
@@ -38,8 +36,8 @@ from planner.pricing import (
     latest_offers,
     price_key,
     rank_costs,
+    stocked_to_top,
     with_breakeven,
-    with_stock,
 )
 from planner.pricing import (
     MAX_GPUS as MAX_GPUS,
@@ -196,7 +194,7 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     considered = len({o.instance_id for o in offers})
     costs = [job_cost(o, job) for o in offers]
     if top:
-        costs = _to_top(conn, costs, top, _price_bounds(conn, costs, job) if on_history else None)
+        costs = stocked_to_top(conn, costs, top, _price_bounds(conn, costs, job) if on_history else None)
     if on_history:
         recent = recent_prices(conn, [c.offer for c in costs], job.history_days)
         costs = [job_cost(c.offer, job, recent.get(c.offer.key)) for c in costs]
@@ -206,48 +204,6 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         recent = recent_prices(conn, [o.offer for o in shown], job.history_days)
         shown = [replace(o, history=recent.get(o.offer.key)) for o in shown]
     return Quote(request=request, query=query, job=job, options=tuple(shown), considered=considered)
-
-
-Bounds = Mapping[tuple[int, str], tuple[Decimal, Decimal]]
-
-
-def _to_top(conn: Connection, costs: list[JobCost], top: int, bounds: Bounds | None = None) -> list[JobCost]:
-    """The costs of the instances that can be shown among the ``top``, with their stock read.
-
-    ``bounds`` holds each offer's lowest and highest total over its price window (a median or min
-    basis lies between them); without it both are the total. Instances are read cheapest first until
-    ``top`` of them can be rented and the next one's lowest total is beyond a tie of the top-th
-    rentable highest total: nothing after that can be shown, so its stock is never read.
-    """
-
-    def low(c: JobCost) -> Decimal:
-        return bounds[c.offer.key][0] if bounds else c.total_cny
-
-    def high(c: JobCost) -> Decimal:
-        return bounds[c.offer.key][1] if bounds else c.total_cny
-
-    by_instance: dict[int, list[JobCost]] = {}
-    for cost in costs:
-        by_instance.setdefault(cost.offer.instance_id, []).append(cost)
-    lowest = {iid: min(low(c) for c in found) for iid, found in by_instance.items()}
-    order = sorted(lowest, key=lowest.__getitem__)
-    read, window = 0, 2 * top  # one read is usually enough: a query for 20 instances costs what 10 do
-    while read < len(order):
-        batch = order[read : read + window]
-        stocked = iter(with_stock(conn, [c.offer for iid in batch for c in by_instance[iid]]))
-        for iid in batch:
-            by_instance[iid] = [replace(c, offer=next(stocked)) for c in by_instance[iid]]
-        read, window = read + len(batch), window * 2
-        highs = sorted(
-            min(high(c) for c in by_instance[iid] if c.rentable)
-            for iid in order[:read]
-            if any(c.rentable for c in by_instance[iid])
-        )
-        if len(highs) >= top:
-            bound = highs[top - 1] + max(highs[top - 1] * TIE_SHARE, TIE_CNY)
-            if read == len(order) or lowest[order[read]] > bound:
-                return [c for iid in order if lowest[iid] <= bound for c in by_instance[iid]]
-    return [c for iid in order for c in by_instance[iid]]
 
 
 def _price_bounds(

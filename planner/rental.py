@@ -37,14 +37,14 @@ def rentals(
     basis: str = LATEST,
 ) -> list[JobCost]:
     """``gpu_hours`` of work on whole instances of each offer that can serve it, at least ``min_gpus``
-    GPUs, every GPU busy; ranked by ``pricing.rank`` (rentable first, ties to fewer machines). With
-    ``recent``, on the 30-day ``basis`` where an offer has the history."""
+    GPUs, every GPU busy (unranked: see ``pricing.rank_costs``). With ``recent``, on the 30-day
+    ``basis`` where an offer has the history."""
     out = []
     for offer in offers:
         job = Job.of_work(offer, gpu_hours, min_gpus, max_gpus, basis)
         if job is not None:
             out.append(job_cost(offer, job, (recent or {}).get(offer.key)))
-    return rank_costs(out)
+    return out
 
 
 def describe(cost: JobCost) -> str:
@@ -91,7 +91,7 @@ class RentalCurve:
         """The first rental of this much work by ``pricing.rank``: the cheapest that can be rented now
         (the cheapest of all when none can)."""
         found = rentals(self.offers, float(work_gpu_hours), self.gpus, None, self.recent, self.basis)
-        return found[0] if found else None
+        return rank_costs(found)[0] if found else None
 
     def rate_at(self, work_gpu_hours: Decimal) -> Decimal | None:
         """CNY per GPU-hour of the cheapest rental for this much work (unrounded)."""

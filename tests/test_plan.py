@@ -19,8 +19,8 @@ from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UsageError
 from planner.importer import import_csv
-from planner.plan import Workload, link_between, mark, plan
-from planner.pricing import OfferQuery, offer_of, tiered_cost
+from planner.plan import Workload, mark, plan
+from planner.pricing import OfferQuery, link_between, offer_of, tiered_cost
 from planner.quote import QuoteRequest, quote
 from planner.rental import rental_curve, rentals
 from planner.tco import rent_vs_buy
