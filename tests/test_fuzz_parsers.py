@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from planner.billing import BILLING_MODES, UNIT_OF_MODE
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
 from planner.providers import PROVIDERS
-from scrapers import aliyun, autodl, tencent, tencent_parse, volc_openapi, volcengine
+from scrapers import aliyun, autodl, ppio, tencent, tencent_parse, volc_openapi, volcengine
 from scrapers.aliyun_api import AliyunApi
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy, HttpResponse
@@ -264,6 +264,7 @@ AUTODL_PAGE = raw_doc("autodl", "machine/search")
 ALIYUN_SPECS = fixture_doc("aliyun", "DescribeInstanceTypes_page1.constructed.json")
 ALIYUN_STOCK = fixture_doc("aliyun", "DescribeAvailableResource_cn-shenzhen.constructed.json")
 ALIYUN_SPOT = fixture_doc("aliyun", "DescribeSpotPriceHistory_gn7i.constructed.json")
+PPIO_PAGE = fixture_doc("ppio", "products_v2_page1.constructed.json")
 
 
 def _aliyun_cdn(body: bytes) -> Any:
@@ -293,6 +294,18 @@ def _volc_join(template: bytes, table: bytes) -> Any:
 def _autodl_market(body: bytes) -> Any:
     machines, _ = autodl.parse_search_page(body, "payg")
     offers = autodl.aggregate(machines, "payg")
+    check_normalised(offers)
+    return offers
+
+
+def _ppio_products(body: bytes) -> Any:
+    products, _ = ppio.parse_page(body)
+    offers = []
+    for raw in products:
+        try:
+            offers += ppio.offers_of(ppio.parse_product(raw))
+        except ppio.SkipProduct:  # one product skipped with a counted reason: the scraper's contract
+            continue
     check_normalised(offers)
     return offers
 
@@ -363,6 +376,7 @@ TARGETS: dict[str, tuple[st.SearchStrategy[bytes], Callable[[bytes], Any]]] = {
     "autodl.parse_gpu_types": (body_strategy(AUTODL_TYPES), autodl.parse_gpu_types),
     "autodl.parse_regions": (body_strategy(AUTODL_REGIONS), autodl.parse_regions),
     "autodl.parse_search_page": (body_strategy(AUTODL_PAGE), _autodl_market),
+    "ppio.products": (body_strategy(PPIO_PAGE), _ppio_products),
     "recording.Replayer": (
         body_strategy(
             {"method": "GET", "url": "https://example.com/", "status": 200, "headers": {}, "match_key": "k"}
@@ -434,7 +448,8 @@ class ServedClient(HttpClient):
 
 def _settings(provider: str) -> ProviderSettings:
     recorded = MANIFEST[provider]
-    credentials = {"AUTODL_TOKEN": "token"} if recorded["mode"] == "account" else {}
+    account = recorded["mode"] == "account"
+    credentials = {v: "token" for v in SCRAPERS[provider].credential_env} if account else {}
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded["options"].items()}
     return ProviderSettings(regions=tuple(recorded["regions"]), options=options, credentials=credentials)
 

@@ -27,15 +27,18 @@ from scrapers.http import HttpPolicy
 
 RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 # What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
-EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9}
+EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60}
+# Off in the packaged defaults until a user turns them on; the tests' config turns them on.
+OFF_BY_DEFAULT = ("ppio",)
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:
-    """Packaged defaults, with no retries, no backoff and no politeness pause (tests only)."""
+    """Packaged defaults, with no retries, no backoff and no politeness pause, and every provider
+    enabled, the marketplaces that are off by default included (tests only)."""
     data = copy.deepcopy(load_config(env={}, cwd=tmp_path).data)
     data["http"].update(retries=0, backoff_s=0.0)
     for section in data["providers"].values():
-        section["min_interval_s"] = 0.0
+        section.update(min_interval_s=0.0, enabled=True)
     data["refresh"].update(refresh or {})
     for name, values in (providers or {}).items():
         data["providers"][name].update(values)
@@ -106,7 +109,7 @@ def test_replay_refreshes_all_four_providers_each_in_its_own_run(engine, tmp_pat
     lines: list[str] = []
     summary = refresh(engine, tmp_path, from_raw=RAW, progress=lines.append)
     assert summary.exit_code == 0
-    assert [o.provider for o in summary.outcomes] == ["aliyun", "tencent", "volcengine", "autodl"]
+    assert [o.provider for o in summary.outcomes] == list(EXPECTED_STORED)
     assert {o.provider: (o.status, o.stored) for o in summary.outcomes} == {
         p: ("ok", n) for p, n in EXPECTED_STORED.items()
     }
@@ -271,10 +274,19 @@ def test_disabled_and_unrecorded_providers_are_skipped_runs(engine, tmp_path):
     assert "[providers.aliyun] enabled = true" in outcome(summary, "aliyun").error
     assert outcome(summary, "volcengine").status == "skipped"
     assert "nothing recorded for volcengine" in outcome(summary, "volcengine").error
-    assert stored_by_provider(engine) == {"tencent": 10, "autodl": 9}
+    on = {p: n for p, n in EXPECTED_STORED.items() if p not in ("aliyun", "volcengine")}
+    assert stored_by_provider(engine) == on
     with engine.connect() as conn:
         statuses = dict(conn.execute(select(scrape_runs.c.provider, scrape_runs.c.status)).all())
-    assert statuses == {"aliyun": "skipped", "volcengine": "skipped", "tencent": "ok", "autodl": "ok"}
+    assert statuses == {"aliyun": "skipped", "volcengine": "skipped"} | dict.fromkeys(on, "ok")
+
+
+def test_the_marketplaces_are_off_by_default(engine, tmp_path):
+    summary = run_refresh(engine, load_config(env={}, cwd=tmp_path), from_raw=RAW, env={})
+    for name in OFF_BY_DEFAULT:
+        assert outcome(summary, name).status == "skipped"
+        assert f"[providers.{name}] enabled = true" in outcome(summary, name).error
+    assert set(stored_by_provider(engine)) == set(EXPECTED_STORED) - set(OFF_BY_DEFAULT)
 
 
 def test_providers_option_runs_only_those(engine, tmp_path):
@@ -317,7 +329,7 @@ def test_a_hanging_provider_times_out_without_costing_the_others(engine, tmp_pat
     volc = outcome(summary, "volcengine")
     assert volc.status == "failed" and "timed out after 1 s" in volc.error
     assert summary.exit_code == 1
-    assert {o.provider for o in summary.outcomes if o.status == "ok"} == {"aliyun", "tencent", "autodl"}
+    assert {o.provider for o in summary.outcomes if o.status == "ok"} == set(EXPECTED_STORED) - {"volcengine"}
     assert "volcengine" not in stored_by_provider(engine)
     with engine.connect() as conn:
         run = conn.execute(select(scrape_runs).where(scrape_runs.c.id == volc.run_id)).mappings().one()
