@@ -41,6 +41,7 @@ from typing import Any, ClassVar, Literal, Protocol
 from scrapers.aliyun import AliyunScraper
 from scrapers.autodl import AutodlScraper
 from scrapers.base import RawOffer, ScrapeError
+from scrapers.compshare import CompshareScraper
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.ppio import PpioScraper
 from scrapers.recording import scrub_text
@@ -84,6 +85,7 @@ PROVIDERS: dict[str, type[Scraper]] = {
     "volcengine": VolcengineScraper,
     "autodl": AutodlScraper,
     "ppio": PpioScraper,
+    "compshare": CompshareScraper,
 }
 
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from planner.billing import BILLING_MODES, UNIT_OF_MODE
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
 from planner.providers import PROVIDERS
-from scrapers import aliyun, autodl, ppio, tencent, tencent_parse, volc_openapi, volcengine
+from scrapers import aliyun, autodl, compshare, ppio, tencent, tencent_parse, volc_openapi, volcengine
 from scrapers.aliyun_api import AliyunApi
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy, HttpResponse
@@ -265,6 +265,10 @@ ALIYUN_SPECS = fixture_doc("aliyun", "DescribeInstanceTypes_page1.constructed.js
 ALIYUN_STOCK = fixture_doc("aliyun", "DescribeAvailableResource_cn-shenzhen.constructed.json")
 ALIYUN_SPOT = fixture_doc("aliyun", "DescribeSpotPriceHistory_gn7i.constructed.json")
 PPIO_PAGE = fixture_doc("ppio", "products_v2_page1.constructed.json")
+CS_TYPES = fixture_doc("compshare", "DescribeAvailableCompShareInstanceTypes_cn-wlcb-01.constructed.json")
+CS_PRICE = fixture_doc("compshare", "GetCompShareInstancePrice_cn-wlcb-01_4090_x1.constructed.json")
+CS_STOCK = fixture_doc("compshare", "DescribeCompShareGpuInventory_cn-wlcb.constructed.json")
+CS_ZONES = fixture_doc("compshare", "DescribeCompShareSupportZone_cn-wlcb.constructed.json")
 
 
 def _aliyun_cdn(body: bytes) -> Any:
@@ -308,6 +312,16 @@ def _ppio_products(body: bytes) -> Any:
             continue
     check_normalised(offers)
     return offers
+
+
+def _compshare(parse: Callable[[dict], Any]) -> Callable[[bytes], Any]:
+    def call(body: bytes) -> Any:
+        try:  # a RetCode other than 0 costs one region or one item (SkipItem), counted by the scraper
+            return parse(compshare.envelope(body, "fuzz"))
+        except compshare.SkipItem:
+            return None
+
+    return call
 
 
 class _OneAnswer:
@@ -377,6 +391,10 @@ TARGETS: dict[str, tuple[st.SearchStrategy[bytes], Callable[[bytes], Any]]] = {
     "autodl.parse_regions": (body_strategy(AUTODL_REGIONS), autodl.parse_regions),
     "autodl.parse_search_page": (body_strategy(AUTODL_PAGE), _autodl_market),
     "ppio.products": (body_strategy(PPIO_PAGE), _ppio_products),
+    "compshare.parse_zones": (body_strategy(CS_ZONES), _compshare(compshare.parse_zones)),
+    "compshare.parse_inventory": (body_strategy(CS_STOCK), _compshare(compshare.parse_inventory)),
+    "compshare.parse_gpu_types": (body_strategy(CS_TYPES), _compshare(compshare.parse_gpu_types)),
+    "compshare.parse_price": (body_strategy(CS_PRICE), _compshare(compshare.parse_price)),
     "recording.Replayer": (
         body_strategy(
             {"method": "GET", "url": "https://example.com/", "status": 200, "headers": {}, "match_key": "k"}

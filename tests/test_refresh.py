@@ -27,9 +27,9 @@ from scrapers.http import HttpPolicy
 
 RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 # What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
-EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60}
+EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
 # Off in the packaged defaults until a user turns them on; the tests' config turns them on.
-OFF_BY_DEFAULT = ("ppio",)
+OFF_BY_DEFAULT = ("ppio", "compshare")
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:
