@@ -196,6 +196,49 @@ def test_autodl_median_is_never_a_rentable_option(run_cli):
     assert len(listed) == 9 and not any("median" in r["instance_type"] for r in listed)
 
 
+def test_enabled_marketplaces_are_quoted_beside_autodl(run_cli, tmp_path, engine):
+    config = tmp_path / "marketplaces.toml"
+    config.write_text(
+        "[providers.ppio]\nenabled = true\n\n[providers.compshare]\nenabled = true\n", encoding="utf-8"
+    )
+    result = run_cli("--config", str(config), "refresh", "--from-raw", str(RAW))
+    assert result.exit_code == 0, result.output
+    assert "ppio: ok in" in result.stderr and "compshare: ok in" in result.stderr
+    assert stored_by_provider(engine) == EXPECTED_STORED
+    with engine.connect() as conn:
+        stock = dict(
+            conn.execute(
+                select(instances.c.provider, func.count())
+                .select_from(availability.join(instances, instances.c.id == availability.c.instance_id))
+                .group_by(instances.c.provider)
+            ).all()
+        )
+    assert stock["ppio"] == 60 and stock["compshare"] == 17
+    doc = json.loads(run_cli("quote", "--gpu", "RTX4090", "--hours", "100", "--format", "json").stdout)
+    cheapest = {}
+    for option in doc["options"]:
+        cheapest.setdefault(option["provider"], option)
+    assert set(cheapest) == {"autodl", "compshare", "ppio"}
+    assert (cheapest["compshare"]["unit_price"], cheapest["compshare"]["instance_type"]) == (1.69, "4090 x1")
+    assert (cheapest["ppio"]["unit_price"], cheapest["autodl"]["unit_price"]) == (1.69, 1.88)
+    assert {o["gpu_model"] for o in doc["options"]} == {"RTX4090-24GB"}  # the 48 GB card is another model
+    variants = json.loads(
+        run_cli(
+            "quote",
+            "--gpu",
+            "RTX4090",
+            "--hours",
+            "100",
+            "--include-variants",
+            "--top",
+            "50",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert "RTX4090-48GB" in {o["gpu_model"] for o in variants["options"]}
+
+
 def test_second_refresh_on_the_same_day_adds_no_price_but_records_stock_again(engine, tmp_path):
     first = refresh(engine, tmp_path, from_raw=RAW)
     with engine.connect() as conn:
