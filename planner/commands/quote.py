@@ -351,7 +351,9 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
             + "; ".join(sorted({o.gpu_note for o in offers if o.gpu_note}))
         )
     if any(o.china_variant for o in offers):
-        notes.append("(V) China variant of the GPU asked for (same memory, cut interconnect or compute).")
+        notes.append(
+            "(V) China variant of the GPU asked for (cut interconnect or compute, or rebuilt with more memory)."
+        )
     if any(o.interruptible for o in offers):
         notes.append("(spot) interruptible: the provider can reclaim the instance at any time.")
     tiered = [(i, o) for i, o in enumerate(options, 1) if o.tiers_used]
