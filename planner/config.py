@@ -24,6 +24,7 @@ from planner.errors import ConfigError
 CONFIG_ENV = "PLANNER_CONFIG"
 DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
 DATA_DIR_ENV = "PLANNER_DATA_DIR"
+SMTP_PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
 
 # Environment variables that override one setting each.
 ENV_SETTINGS: dict[str, tuple[str, str]] = {DATABASE_URL_ENV: ("database", "url")}

@@ -43,12 +43,13 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from planner import __version__
-from planner.config import Config, data_dir
+from planner.config import SMTP_PASSWORD_ENV, Config, data_dir
 from planner.normalize import normalize_offers
 from planner.providers import canonical_provider
 from planner.raw_manifest import read_manifest, write_manifest
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, close_interrupted, fail, skip, start_run
 from planner.refresh_store import finish
+from scrapers.recording import secret_forms
 
 REPLAY_CREDENTIAL = "planner-replay-placeholder"
 
@@ -97,9 +98,10 @@ def run_refresh(
     save_raw = Path(save_raw) if save_raw else None
     from_raw = Path(from_raw) if from_raw else None
     manifest = read_manifest(from_raw) if from_raw else {}
-    all_secrets = tuple(
-        v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()
-    )
+    # Every form in which any secret this process knows may be sent (the SMTP password too: a replayed
+    # body may quote it), scrubbed from whatever a run stores or prints.
+    known = [v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()]
+    all_secrets = secret_forms([*known, env.get(SMTP_PASSWORD_ENV, "")])
     close_interrupted(engine, say)
     outcomes: dict[str, ProviderOutcome] = {}
     jobs: list[Job] = []

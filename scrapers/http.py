@@ -36,7 +36,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import requests
 
 from scrapers.base import ScrapeError
-from scrapers.recording import Recorder, Replayer, redact_url, scrub_text
+from scrapers.recording import MAX_RESPONSE_BYTES, Recorder, Replayer, redact_url, scrub_text, secret_forms
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class HttpPolicy:
     backoff_max_s: float = 30.0
     retry_after_max_s: float = 60.0  # a provider asking for longer gets this much, then we retry
     min_interval_s: float = 0.5  # between the starts of two requests to this provider
+    max_body_bytes: int = MAX_RESPONSE_BYTES  # decoded: a gzip bomb stops here, not at the memory's end
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class HttpClient:
         self.base_url = base_url.rstrip("/") if base_url else None
         if self.base_url and urlsplit(self.base_url).scheme not in ("http", "https"):
             raise ScrapeError(f"{provider}: base_url must start with http:// or https://")
-        self.secrets = tuple(s for s in secrets if s)
+        self.secrets = secret_forms(tuple(s for s in secrets if s))  # as sent: stripped, unprefixed...
         self.session = session or requests.Session()
         self.session.verify = True  # never turned off: prices from a spoofed host are worse than none
         self.session.headers["User-Agent"] = user_agent(version)
@@ -199,9 +200,27 @@ class HttpClient:
             allow_redirects=True,
             verify=True,  # per request: wins over anything set on the session
             hooks={"response": [self._refuse_downgrade]},
+            stream=True,  # read below, decoded piece by piece, up to the cap
         )
+        with raw:
+            content = self._read_capped(raw, method, url)
         keep = {k: v for k, v in raw.headers.items() if k.lower() in ("content-type", "retry-after", "date")}
-        return HttpResponse(raw.status_code, url, keep, raw.content)
+        return HttpResponse(raw.status_code, url, keep, content)
+
+    def _read_capped(self, raw: requests.Response, method: str, url: str) -> bytes:
+        """The decoded body, refused (a ScrapeError, not retried) once it passes ``max_body_bytes``:
+        1 MB of gzip can decode to gigabytes, and would otherwise be held (and saved) whole."""
+        cap = self.policy.max_body_bytes
+        chunks, size = [], 0
+        for chunk in raw.iter_content(chunk_size=256 * 1024):
+            size += len(chunk)
+            if size > cap:
+                raise ScrapeError(
+                    f"{self.provider}: {method} {redact_url(url)} answered more than {cap / 2**20:g} MB "
+                    "(decoded): refused, it is not a price list (a compressed bomb, or the wrong URL)"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _refuse_downgrade(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
         """A response hook, run on every hop: an https URL redirecting to plain http is refused."""
