@@ -44,7 +44,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "refresh.concurrency": (1, 16),
     "refresh.provider_timeout_s": (1, 86400),
     "email.smtp_port": (1, 65535),
+    "email.deadline_s": (1, 86400),
     "schedule.misfire_grace_s": (0, 7 * 86400),
+    "schedule.job_timeout_s": (1, 7 * 86400),
+    "schedule.stop_wait_s": (0, 3600),
     "providers.*.min_interval_s": (0, 60),
 }
 

@@ -42,7 +42,7 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
       planner schedule --once
       planner schedule              # keep running (see the README for systemd and cron)
     """
-    from planner.schedule import crontab_trigger, log_path, logging_to, run_job
+    from planner.schedule import BoundedJob, crontab_trigger, log_path, logging_to, run_job
 
     settings = app.config.section("schedule")
     trigger = crontab_trigger(settings["cron"], settings["timezone"])
@@ -54,7 +54,8 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
     path = log_path(app.config)
     with logging_to(path, settings["timezone"]):
         if once:
-            click.get_current_context().exit(run_job(app))
+            code = BoundedJob(lambda: run_job(app), settings["job_timeout_s"])()
+            click.get_current_context().exit(1 if code is None else code)  # None: abandoned, timed out
         from planner.schedule import log, run_scheduler
 
         log.info(
@@ -63,7 +64,14 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
             settings["timezone"],
             path,
         )
-        run_scheduler(trigger, settings["timezone"], int(settings["misfire_grace_s"]), lambda: run_job(app))
+        run_scheduler(
+            trigger,
+            settings["timezone"],
+            int(settings["misfire_grace_s"]),
+            lambda: run_job(app),
+            job_timeout_s=float(settings["job_timeout_s"]),
+            stop_wait_s=float(settings["stop_wait_s"]),
+        )
 
 
 def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
