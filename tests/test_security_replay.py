@@ -50,7 +50,12 @@ def test_hostile_replay_manifest_cannot_point_state_path_at_a_file(run_cli, tmp_
 @pytest.mark.parametrize(
     "provider, field, value, message",
     [
-        ("autodl", "options", {"charge_types": "payg"}, "option 'charge_types' has a value of the wrong kind"),
+        (
+            "autodl",
+            "options",
+            {"charge_types": "payg"},
+            "option 'charge_types' has a value of the wrong kind",
+        ),
         ("aliyun", "options", {"cdn_version": "../../etc"}, "option 'cdn_version' has a value"),
         ("aliyun", "options", {"spot": "yes"}, "option 'spot' has a value of the wrong kind"),
         ("tencent", "options", {"anything": 1}, "option 'anything' is not one a replay accepts"),
@@ -118,7 +123,9 @@ HOSTILE_FILES = [
 ]
 
 
-@pytest.mark.parametrize("plant, message", HOSTILE_FILES, ids=[p.__name__.strip("_") for p, _ in HOSTILE_FILES])
+@pytest.mark.parametrize(
+    "plant, message", HOSTILE_FILES, ids=[p.__name__.strip("_") for p, _ in HOSTILE_FILES]
+)
 def test_hostile_replay_files_are_refused_not_read(engine, tmp_path, plant, message):
     folder = replay_copy(tmp_path)
     body = recordings(folder, "tencent", "/cgi/api")[-1]

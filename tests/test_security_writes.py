@@ -40,7 +40,9 @@ def test_planted_symlinks_save_raw_files_are_never_written_through(engine, tmp_p
     (planted / "manifest.json").symlink_to(victim)
     summary = refresh(engine, tmp_path, from_raw=RAW, save_raw=planted, providers=["tencent"])
     tencent = outcome(summary, "tencent")
-    assert tencent.status == "failed" and "cannot save" in tencent.error and "not overwritten" in tencent.error
+    assert (
+        tencent.status == "failed" and "cannot save" in tencent.error and "not overwritten" in tencent.error
+    )
     assert victim.read_text(encoding="utf-8") == VICTIM_TEXT
     manifest = planted / "manifest.json"
     assert not manifest.is_symlink() and '"tencent"' in manifest.read_text(encoding="utf-8")
@@ -107,4 +109,3 @@ def test_planted_symlinks_export_onto_a_fifo_writes_in_place(run_cli, tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not a regular file renamed over it
     assert received and received[0].startswith(b"provider,")
     assert not list(tmp_path.glob(".pipe.*.tmp"))
-
