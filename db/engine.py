@@ -30,6 +30,25 @@ class SchemaTooNew(Exception):
     """The database was migrated by a newer planner than this one."""
 
 
+def redact_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for messages. Read from the text itself, not
+    parsed: a password holding an unescaped ``@`` or ``:`` (which a URL parser splits at the wrong
+    place, or refuses) is masked whole, from the first ``:`` after the user to the last ``@`` before
+    the host."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or rest.startswith("/"):  # no host, so no password (sqlite:///path)
+        return url
+    end = len(rest)
+    for stop in ("?", "#"):
+        if stop in rest:
+            end = min(end, rest.index(stop))
+    at = rest.rfind("@", 0, end)
+    if at < 0:
+        return url
+    user, colon, _password = rest[:at].partition(":")
+    return f"{scheme}://{user}{':***' if colon else ''}@{rest[at + 1 :]}"
+
+
 def make_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
     """An engine for ``url``; a SQLite file's folder is created, WAL and a busy timeout are set."""
     parsed = make_url(url)

@@ -43,7 +43,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from planner import __version__
-from planner.config import SMTP_PASSWORD_ENV, Config, data_dir
+from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint, plain_http_refused
 from planner.normalize import normalize_offers
 from planner.providers import canonical_provider
 from planner.raw_manifest import read_manifest, write_manifest
@@ -102,6 +102,7 @@ def run_refresh(
     # body may quote it), scrubbed from whatever a run stores or prints.
     known = [v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()]
     all_secrets = secret_forms([*known, env.get(SMTP_PASSWORD_ENV, "")])
+    say(f"settings from {config.sources()}")
     close_interrupted(engine, say)
     outcomes: dict[str, ProviderOutcome] = {}
     jobs: list[Job] = []
@@ -207,7 +208,9 @@ def _job(
         backoff_base_s=float(http.get("backoff_s", cls.http_policy.backoff_base_s)),
         min_interval_s=float(section.get("min_interval_s", cls.http_policy.min_interval_s)),
     )
+    refused = None if from_raw else plain_http_refused(name, section, bool(credentials))
     client_kw = {
+        "refused": f"{refused} ({plain_http_hint(name)})" if refused else None,
         "version": __version__,
         "save_raw_dir": save_raw,
         "from_raw_dir": from_raw,
@@ -226,8 +229,10 @@ def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> 
     try:
         scraper = job.cls()
         kw = dict(job.client_kw)
-        user_agent = kw.pop("user_agent")
+        user_agent, refused = kw.pop("user_agent"), kw.pop("refused")
         try:
+            if refused:
+                raise ScrapeError(refused)
             client = make_client(job.cls, job.settings, **kw)
         except ScrapeError as err:  # a bad base_url, say
             out.result = ScrapeResult(job.name, "failed", [], [], str(err))

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from sqlalchemy import exc
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
-from db.engine import SchemaTooNew, ensure_schema, make_engine
+from db.engine import SchemaTooNew, ensure_schema, make_engine, redact_url
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
 
 
 def display_url(url: str) -> str:
-    """The URL with any password masked, for messages."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except exc.ArgumentError:
-        return "<unparseable URL>"
+    """The URL with any password masked, for messages (whole, even one with an unescaped ``@``)."""
+    return redact_url(url)
 
 
 def open_database(config: Config, url: str | None = None) -> Engine:

@@ -15,6 +15,7 @@ took the whole message and then said nothing is not sent it again (it may have d
 
 from __future__ import annotations
 
+import base64
 import smtplib
 import socket
 import ssl
@@ -54,13 +55,22 @@ class MailError(Exception):
         self.hint = hint
         self.permanent = permanent
 
-    def without(self, secret: str | None) -> MailError:
-        """The same error with ``secret`` masked: a server's reply may quote what it was sent."""
-        if not secret or (secret not in self.message and secret not in self.hint):
-            return self
-        return MailError(
-            self.message.replace(secret, "***"), self.hint.replace(secret, "***"), self.permanent
-        )
+    def without(self, *secrets: str | None) -> MailError:
+        """The same error with each of ``secrets`` masked: a server's reply may quote what it was sent."""
+        message, hint = self.message, self.hint
+        for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+            message, hint = message.replace(secret, "***"), hint.replace(secret, "***")
+        return MailError(message, hint, self.permanent)
+
+
+def sent_forms(settings: SmtpSettings) -> tuple[str, ...]:
+    """Every form in which the password goes to the server: as it is, and base64-encoded as AUTH LOGIN
+    (the password alone) and AUTH PLAIN (with the user name) send it."""
+    if not settings.password:
+        return ()
+    password, user = settings.password, settings.username
+    encoded = (password, f"\0{user}\0{password}", f"{user}\0{user}\0{password}")
+    return (password, *(base64.b64encode(f.encode()).decode() for f in encoded))
 
 
 def plain_login_refused(settings: SmtpSettings) -> str | None:
@@ -79,6 +89,10 @@ PLAIN_LOGIN_HINT = (
 )
 
 
+class DeadlinePassed(TimeoutError):
+    """An attempt's wall-clock deadline passed."""
+
+
 class _Deadline:
     """The wall clock of one attempt: every reply line is read, and every command sent, with the
     socket's timeout cut to what is left (a dripping server cannot reset it line by line)."""
@@ -90,7 +104,7 @@ class _Deadline:
     def left_s(self) -> float:
         left = self.ends - time.monotonic()
         if left <= 0:
-            raise TimeoutError(f"the server did not finish answering within {self.settings.deadline_s:g} s")
+            raise DeadlinePassed(f"did not finish answering within {self.settings.deadline_s:g} s")
         return min(left, self.settings.timeout_s)
 
 
@@ -103,7 +117,11 @@ class _Reader:
 
     def readline(self, limit: int = -1) -> bytes:
         self.sock.settimeout(self.deadline.left_s())
-        return self.file.readline(limit)
+        try:
+            return self.file.readline(limit)
+        except TimeoutError:
+            self.deadline.left_s()  # the deadline's own words when it is what ran out
+            raise
 
     def close(self) -> None:
         self.file.close()
@@ -231,7 +249,7 @@ def _send_once(message: EmailMessage, settings: SmtpSettings) -> dict[str, tuple
     try:
         return _send_once_raw(message, settings)
     except MailError as err:
-        raise err.without(settings.password) from None
+        raise err.without(*sent_forms(settings)) from None
 
 
 def _send_once_raw(message: EmailMessage, settings: SmtpSettings) -> dict[str, tuple[int, bytes]]:
@@ -310,6 +328,9 @@ def _mail_error(err: Exception, settings: SmtpSettings) -> MailError:
             _down_hint(settings),
             permanent=err.smtp_code >= 500 and not isinstance(err, smtplib.SMTPConnectError),
         )
+    cause = err if isinstance(err, DeadlinePassed) else err.__context__  # smtplib re-raises it as
+    if isinstance(cause, DeadlinePassed):  # "Connection unexpectedly closed: ..."
+        return MailError(f"{where} {cause}", _down_hint(settings), False)
     reason = str(err) or type(err).__name__
     return MailError(f"cannot reach the SMTP server {where}: {reason}", _down_hint(settings), False)
 
