@@ -30,23 +30,38 @@ class SchemaTooNew(Exception):
     """The database was migrated by a newer planner than this one."""
 
 
-def redact_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``, for messages. Read from the text itself, not
-    parsed: a password holding an unescaped ``@`` or ``:`` (which a URL parser splits at the wrong
-    place, or refuses) is masked whole, from the first ``:`` after the user to the last ``@`` before
-    the host."""
+def _password_split(url: str) -> tuple[str, str | None, str]:
+    """(what comes before the password, the password or None, what comes after it), read from the text
+    itself rather than parsed: a password holding an unescaped ``@`` or ``:`` (which a URL parser
+    splits at the wrong place, or refuses) runs from the first ``:`` after the user to the last ``@``
+    before the host."""
     scheme, sep, rest = url.partition("://")
     if not sep or rest.startswith("/"):  # no host, so no password (sqlite:///path)
-        return url
-    end = len(rest)
-    for stop in ("?", "#"):
-        if stop in rest:
-            end = min(end, rest.index(stop))
+        return url, None, ""
+    end = min([rest.index(c) for c in "?#" if c in rest] + [len(rest)])
     at = rest.rfind("@", 0, end)
-    if at < 0:
-        return url
-    user, colon, _password = rest[:at].partition(":")
-    return f"{scheme}://{user}{':***' if colon else ''}@{rest[at + 1 :]}"
+    user, colon, password = rest[:at].partition(":") if at >= 0 else ("", "", "")
+    if not colon:
+        return url, None, ""
+    return f"{scheme}://{user}:", password, rest[at:]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password, all of it, replaced by ``***``, for messages."""
+    before, password, after = _password_split(url)
+    return url if password is None else f"{before}***{after}"
+
+
+def mask_password(text: str, url: str) -> str:
+    """``text`` (a driver's error, say) without the password of ``url`` or any piece of it: a driver
+    that splits an unescaped ``@`` at the wrong place quotes the rest of the password as the host."""
+    _, password, _ = _password_split(url)
+    if not password:
+        return text
+    pieces = {password, *password.split("@"), *password.split(":")}
+    for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
+        text = text.replace(piece, "***")
+    return text
 
 
 def make_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
