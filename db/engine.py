@@ -156,7 +156,9 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
     import fcntl
 
     lock_path = f"{os.path.expanduser(database)}.migrate.lock"
-    with open(lock_path, "a+") as fh:
+    # Never through a link planted under this predictable name (ELOOP: an OSError, as any open's).
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "r+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

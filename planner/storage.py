@@ -47,6 +47,11 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             f"cannot open database {display_url(url)}: {mask_password(_first_line(err.orig), url)}",
             hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
         ) from None
+    except OSError as err:  # the migration lock beside a SQLite file: unwritable, or a planted link
+        raise DatabaseError(
+            f"cannot lock {display_url(url)} to migrate it: {err.strerror or err} ({err.filename})",
+            hint="the database's folder must be writable; remove anything else found under that name",
+        ) from None
     return engine
 
 

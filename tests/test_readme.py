@@ -35,7 +35,9 @@ def test_readme_documents_every_command():
 def test_every_promise_names_tests_that_exist():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## What the planner promises", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| promise")]
+    rows = [
+        line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| promise")
+    ]
     assert len(rows) >= 14
     for row in rows:
         files = re.findall(r"`(tests/[\w/]+\.py)`", row)

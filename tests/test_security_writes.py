@@ -109,3 +109,16 @@ def test_planted_symlinks_export_onto_a_fifo_writes_in_place(run_cli, tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not a regular file renamed over it
     assert received and received[0].startswith(b"provider,")
     assert not list(tmp_path.glob(".pipe.*.tmp"))
+
+
+def test_planted_symlinks_migration_lock_is_refused(tmp_path, victim):
+    from planner.config import load_config
+    from planner.errors import DatabaseError
+    from planner.storage import open_database
+
+    database = tmp_path / "fresh.db"
+    Path(f"{database}.migrate.lock").symlink_to(victim)
+    with pytest.raises(DatabaseError) as caught:
+        open_database(load_config(env={}, cwd=tmp_path), f"sqlite:///{database}")
+    assert "migrate.lock" in caught.value.message
+    assert victim.read_text(encoding="utf-8") == VICTIM_TEXT
