@@ -51,6 +51,7 @@ class HttpPolicy:
     retry_after_max_s: float = 60.0  # a provider asking for longer gets this much, then we retry
     min_interval_s: float = 0.5  # between the starts of two requests to this provider
     max_body_bytes: int = MAX_RESPONSE_BYTES  # decoded: a gzip bomb stops here, not at the memory's end
+    body_deadline_s: float = 300.0  # one answer's body, first byte to last: a server dripping it stops here
 
 
 @dataclass(frozen=True)
@@ -208,18 +209,24 @@ class HttpClient:
         return HttpResponse(raw.status_code, url, keep, content)
 
     def _read_capped(self, raw: requests.Response, method: str, url: str) -> bytes:
-        """The decoded body, refused (a ScrapeError, not retried) once it passes ``max_body_bytes``:
-        1 MB of gzip can decode to gigabytes, and would otherwise be held (and saved) whole."""
-        cap = self.policy.max_body_bytes
+        """The decoded body, refused (a ScrapeError, not retried) once it passes ``max_body_bytes`` (1 MB
+        of gzip can decode to gigabytes, and would otherwise be held and saved whole) or is still coming
+        after ``body_deadline_s`` (a server dripping it would otherwise reset the read timeout forever).
+        Read as it arrives, in decoded pieces of at most ``_PIECE_BYTES``."""
+        cap, deadline_s = self.policy.max_body_bytes, self.policy.body_deadline_s
+        ends = time.monotonic() + deadline_s
+        where = f"{self.provider}: {method} {redact_url(url)}"
         chunks, size = [], 0
-        for chunk in raw.iter_content(chunk_size=256 * 1024):
-            size += len(chunk)
+        while piece := _read_piece(raw):
+            size += len(piece)
             if size > cap:
                 raise ScrapeError(
-                    f"{self.provider}: {method} {redact_url(url)} answered more than {cap / 2**20:g} MB "
-                    "(decoded): refused, it is not a price list (a compressed bomb, or the wrong URL)"
+                    f"{where} answered more than {cap / 2**20:g} MB (decoded): refused, it is not a price "
+                    "list (a compressed bomb, or the wrong URL)"
                 )
-            chunks.append(chunk)
+            if time.monotonic() > ends:
+                raise ScrapeError(f"{where} was still sending its answer after {deadline_s:g} s: gave up")
+            chunks.append(piece)
         return b"".join(chunks)
 
     def _refuse_downgrade(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
@@ -255,6 +262,27 @@ class HttpClient:
         if header is None:
             return self._backoff_s(attempt)
         return min(max(parse_retry_after_s(header, time.time()), 0.0), self.policy.retry_after_max_s)
+
+
+_PIECE_BYTES = 256 * 1024
+
+
+def _read_piece(raw: requests.Response) -> bytes:
+    """The next decoded piece of ``raw``'s body as soon as some arrives (``read1``: one read from the
+    socket, never waiting to fill a buffer), with urllib3's errors as requests names them (the
+    retries count on those)."""
+    import urllib3.exceptions as u3
+
+    try:
+        return raw.raw.read1(_PIECE_BYTES, decode_content=True) or b""
+    except u3.ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
+    except u3.DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from None
+    except u3.ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from None
+    except u3.SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from None
 
 
 def parse_retry_after_s(value: str, now_epoch_s: float) -> float:

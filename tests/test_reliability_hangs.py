@@ -2,6 +2,7 @@
 
 - A gzip bomb (a small compressed answer that decodes to hundreds of MB) fails that provider with a
   clear error after at most the cap, and ``--save-raw`` writes none of it.
+- An HTTP server that drips its answer is given up on at ``body_deadline_s``.
 - An SMTP server that keeps sending continuation lines, or answers one byte at a time, ends the
   attempt at its deadline instead of hanging ``report --email``.
 - An SMTP server that takes the whole message and then says nothing gets it once, not three times.
@@ -97,6 +98,42 @@ def test_gzip_bomb_fails_that_provider_and_save_raw_keeps_none_of_it(engine, tmp
     assert volcengine.status == "failed" and "(decoded): refused" in volcengine.error, volcengine.error
     written = sum(p.stat().st_size for p in saved.rglob("*") if p.is_file())
     assert written < 2**20  # the sidecars and the manifest, never the decoded bomb
+
+
+def test_dripping_http_server_ends_at_the_body_deadline():
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+            )
+            while not stop.is_set():
+                conn.sendall(b"[" * 10)  # well inside the read timeout, every time
+                time.sleep(0.05)
+
+    threading.Thread(target=drip, daemon=True).start()
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    client = HttpClient(
+        "tencent",
+        version="t",
+        base_url=base,
+        policy=HttpPolicy(max_retries=0, read_timeout_s=5, body_deadline_s=1),
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(ScrapeError) as caught:
+            client.get("https://cvm.tencentcloudapi.com/prices")
+    finally:
+        stop.set()
+        listener.close()
+    assert "was still sending its answer after 1 s" in str(caught.value)
+    assert time.monotonic() - started < 4
 
 
 class SmtpScript:
