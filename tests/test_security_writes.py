@@ -19,6 +19,7 @@ from planner.locks import lock_path, refresh_lock
 from reports.files import written_whole
 from tests.test_refresh import RAW, outcome, refresh
 
+SQLITE_ONLY = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 VICTIM_TEXT = "precious file: must stay as it is\n"
 
 
@@ -59,6 +60,7 @@ def test_planted_symlinks_save_raw_folder_linked_out_is_refused(engine, tmp_path
     assert list(elsewhere.iterdir()) == []
 
 
+@SQLITE_ONLY  # on PostgreSQL the lock is an advisory lock: no file
 def test_planted_symlinks_refresh_lock_file_is_refused(engine, victim):
     path = lock_path(engine)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +71,7 @@ def test_planted_symlinks_refresh_lock_file_is_refused(engine, victim):
     assert victim.read_text(encoding="utf-8") == VICTIM_TEXT
 
 
+@SQLITE_ONLY  # on PostgreSQL the lock is an advisory lock: no file
 def test_planted_symlinks_refresh_lock_fifo_is_refused(engine):
     path = lock_path(engine)
     path.parent.mkdir(parents=True, exist_ok=True)
