@@ -45,8 +45,8 @@ _VOLATILE = re.compile(r"^(timestamp|nonce|signaturenonce|x-tc-timestamp)$", re.
 # The largest body kept of one response (decoded), recorded or replayed: a price list is a few MB.
 MAX_RESPONSE_BYTES = 64 * 2**20
 MAX_SIDECAR_BYTES = 2**20
-# Prefixes a credential may be given with and that are removed before it is sent.
-_AUTH_PREFIXES = ("Bearer ", "bearer ", "Basic ", "Token ")
+# A scheme a credential may be given with, removed before it is sent ("Bearer X" is sent as X).
+_AUTH_SCHEME = re.compile(r"^(bearer|basic|token)\s+", re.I)
 
 
 def secret_forms(secrets: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -55,9 +55,7 @@ def secret_forms(secrets: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     form containing another is replaced whole."""
     forms: set[str] = set()
     for secret in secrets:
-        bare = secret.strip()
-        for prefix in _AUTH_PREFIXES:
-            bare = bare.removeprefix(prefix).strip()
+        bare = _AUTH_SCHEME.sub("", secret.strip()).strip()
         for form in (secret, secret.strip(), bare):
             if len(form) >= 4:  # a 1-3 character "secret" would blank out ordinary text
                 forms.add(form)
@@ -167,16 +165,16 @@ def read_regular(path: Path, limit: int) -> bytes:
         fd = os.open(path, flags)
     except OSError as exc:
         reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
-        raise ScrapeError(f"recording {path.name} refused: {reason}") from None
+        raise ScrapeError(f"{path.name} refused: {reason}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ScrapeError(f"recording {path.name} refused: not a regular file")
+            raise ScrapeError(f"{path.name} refused: not a regular file")
         if info.st_size > limit:
-            raise ScrapeError(f"recording {path.name} refused: {info.st_size} bytes, more than {limit}")
+            raise ScrapeError(f"{path.name} refused: {info.st_size} bytes, more than {limit}")
         data = fh.read(limit + 1)
     if len(data) > limit:
-        raise ScrapeError(f"recording {path.name} refused: more than {limit} bytes")
+        raise ScrapeError(f"{path.name} refused: more than {limit} bytes")
     return data
 
 
