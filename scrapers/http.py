@@ -9,6 +9,8 @@ Every scraper talks HTTP only through :class:`HttpClient`:
   passed with every request (so a session whose ``verify`` someone set to False still verifies), and a
   redirect from https to plain http refused (it would drop the verification silently);
 - a minimum interval between requests (the provider's polite rate);
+- every body read as it arrives and refused past ``max_body_bytes`` decoded (a gzip bomb) or after
+  ``body_deadline_s`` (a server dripping it), so one answer costs bounded memory and time;
 - ``base_url``: replaces scheme and host (and prefixes its path, if any) of *every* request, for mirrors,
   proxies and tests. Requests are signed for, recorded and replayed under their *logical* URL (the
   provider's real host), so a folder recorded through a mirror replays without it;
