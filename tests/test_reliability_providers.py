@@ -83,6 +83,8 @@ class FaultServer:
     ):
         self.provider, self.fault, self.first, self.retry_after = provider, fault, first, retry_after
         self.delay_s = delay_s  # for the "slow" fault: answer correctly, this much later
+        if fault == "gzipbomb":
+            gzip_bomb()  # made now: made inside an answer, it would take longer than the read timeout
         self.hosts = _hosts(provider)
         self.replayer = Replayer(RAW / provider)
         self.log: list[tuple[float, str, str, str]] = []
