@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "history": ("planner.commands.history", "history", "How one GPU's prices and availability changed."),
     "estimate": ("planner.commands.workload", "estimate", "Memory, GPUs and GPU-hours for a workload."),
+    "models": ("planner.commands.workload", "models", "The model catalog: published architectures."),
     "plan": (
         "planner.commands.workload",
         "plan",
@@ -43,6 +44,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tco": ("planner.commands.workload", "tco", "Rent against buy: total cost and break-even."),
     "report": ("planner.commands.report", "report", "Write CSV price reports, optionally e-mail them."),
     "schedule": ("planner.commands.schedule", "schedule", "Run the nightly refresh and report."),
+    "alerts": ("planner.commands.alerts", "alerts", "Alerts when a GPU gets cheap or comes free."),
 }
 
 

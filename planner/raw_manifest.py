@@ -26,11 +26,11 @@ from planner.refresh_runs import Job
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 2**20
 # The options a replay takes from a manifest, per provider, and the type each must have ("names": a
-# list of short names). Others (Aliyun's ``state_path``, a file it writes) are never taken from one.
+# list of short names); a provider not listed takes none. Others (Aliyun's ``state_path``, a file it
+# writes) are never taken from one.
 REPLAY_OPTIONS: dict[str, dict[str, str]] = {
     "aliyun": {"cdn_version": "version", "spot": "bool"},
     "autodl": {"charge_types": "names"},
-    "tencent": {},
     "volcengine": {"pricing_products": "names"},
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
@@ -56,7 +56,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     providers = data.get("providers") if isinstance(data, dict) else None
     if not isinstance(providers, dict):
         raise UsageError(f'{where} has no "providers" table', hint=_HINT)
-    return {name: _checked(where, name, entry) for name, entry in providers.items() if name in REPLAY_OPTIONS}
+    from scrapers.registry import PROVIDERS  # a name we do not know is never replayed: skipped
+
+    return {name: _checked(where, name, entry) for name, entry in providers.items() if name in PROVIDERS}
 
 
 def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
@@ -74,7 +76,7 @@ def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
     options = entry.get("options", {})
     if not isinstance(options, dict):
         raise refuse("options is not a table")
-    allowed = REPLAY_OPTIONS[name]
+    allowed = REPLAY_OPTIONS.get(name, {})
     for key, value in options.items():
         kind = allowed.get(key)
         if kind is None:

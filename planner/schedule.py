@@ -215,11 +215,17 @@ def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
             logger.setLevel(level)
 
 
-def refresh_step(app: Any) -> Any:
-    """Refresh every enabled provider; returns the pipeline's RefreshSummary."""
+def refresh_step(app: Any, verbose: bool = False) -> Any:
+    """Refresh every enabled provider; returns the pipeline's RefreshSummary. ``verbose`` logs each
+    HTTP request (method, URL, status, bytes, time; secrets removed)."""
     from planner.refresh import run_refresh
 
-    return run_refresh(app.engine(), app.config, progress=lambda line: log.info("refresh: %s", line))
+    return run_refresh(
+        app.engine(),
+        app.config,
+        progress=lambda line: log.info("refresh: %s", line),
+        request_log=(lambda line: log.info("http: %s", line)) if verbose else None,
+    )
 
 
 def report_step(app: Any) -> int:
@@ -272,6 +278,7 @@ def run_job(
     try:
         with refresh_lock(app.engine(), holder=holder):
             summary = refresh(app)
+            alerts_step(app)
     except LockBusy as err:
         log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
         return err.exit_code
@@ -296,6 +303,7 @@ def run_job(
     except Exception:
         log.exception("report crashed")
         report_code = 1
+    summary_step(app)
     code = max(refresh_code, report_code)
     log.info("job finished with exit code %d", code)
     return code
@@ -389,11 +397,13 @@ def run_scheduler(
     grace_s: int,
     job: Callable[[], Any],
     poll_s: float = 0.5,
+    stock: tuple[float, Callable[[], Any]] | None = None,
     *,
     job_timeout_s: float = 7200.0,
     stop_wait_s: float = 60.0,
 ) -> None:
-    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT.
+    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT (and ``stock``, (seconds,
+    job), every so many seconds: ``add_stock_job``).
 
     The first signal stops scheduling and gives a running job ``stop_wait_s`` to finish, then exits
     (a refresh cut short stores nothing half-way); a second one exits at once.
@@ -402,8 +412,11 @@ def run_scheduler(
     running in its own thread could deadlock on a lock that thread held when the signal came, so
     the handler only records the signal and the main thread stops the scheduler.
     """
-    scheduler, scheduled = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s)
-    bounded: BoundedJob = scheduled.func
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s)
+    if stock is not None:
+        every_s, stock_job = stock
+        add_stock_job(scheduler, every_s, BoundedJob(stock_job, job_timeout_s))  # it shares the worker
+    bounded = [j.func for j in scheduler.get_jobs() if isinstance(j.func, BoundedJob)]
     received: list[int] = []
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -424,9 +437,11 @@ def run_scheduler(
             "%s: stopping (a running job gets %g s to finish; send it again to exit now)", name, stop_wait_s
         )
         scheduler.pause()  # no new run from here on
-        if not bounded.wait_idle(stop_wait_s):
+        ends = time.monotonic() + stop_wait_s
+        if not all(b.wait_idle(max(0.0, ends - time.monotonic())) for b in bounded):
             log.error("the running job did not finish within %g s: exiting without it", stop_wait_s)
-        bounded.stop()
+        for b in bounded:
+            b.stop()
         scheduler.shutdown(wait=True)
     finally:
         if scheduler.running:
@@ -434,3 +449,103 @@ def run_scheduler(
         for s, handler in previous.items():
             signal.signal(s, handler)
     log.info("scheduler stopped")
+
+
+# --- alerts and the stock refresh between nights (planner.alerts) ---------------------------------
+
+STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes would not be polite
+STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
+
+
+def alerts_step(app: Any) -> None:
+    """Check the [[alerts]] rules after a refresh (inside the refresh lock); never raises."""
+    from planner.alerts.check import after_refresh
+
+    after_refresh(app.engine(), app.config, log.info, log.warning)
+
+
+def summary_step(app: Any) -> None:
+    """Send the report's summary to [schedule] report_channels, if any; never raises."""
+    if not app.config.section("schedule").get("report_channels"):
+        return
+    try:
+        from planner.alerts.digest import send_digest
+        from planner.providers import PROVIDERS
+        from planner.report import report_day
+        from reports.build import build_report
+
+        engine = app.engine()
+        report = build_report(engine, report_day(app.config), known_providers=PROVIDERS, chart=False)
+        for d in send_digest(engine, app.config, report):
+            if d.ok:
+                log.info("summary: sent to %s (%s)", d.channel, d.kind)
+            else:
+                log.error("summary: %s (%s) failed: %s", d.channel, d.kind, d.error)
+    except PlannerError as err:
+        log.error("summary not sent: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+    except Exception:
+        log.exception("summary crashed")
+
+
+def every_seconds(text: str) -> int | None:
+    """``"1h"`` -> 3600, ``"30m"`` -> 1800, ``""`` -> None (off); UsageError for anything else."""
+    import re
+
+    text = text.strip().lower()
+    if not text:
+        return None
+    found = re.fullmatch(r"(\d+)\s*(m|min|h|hour|hours)", text)
+    if not found:
+        raise UsageError(f"[schedule] stock_every {text!r} is not a duration", hint=STOCK_EVERY_HINT)
+    seconds = int(found.group(1)) * (60 if found.group(2).startswith("m") else 3600)
+    if not STOCK_EVERY_MIN_S <= seconds <= 86400:
+        raise UsageError(f"[schedule] stock_every {text!r} is out of range", hint=STOCK_EVERY_HINT)
+    return seconds
+
+
+def stock_providers(config: Any) -> list[str]:
+    """[schedule] stock_providers as canonical names; UnknownNameError for a typo."""
+    from planner.providers import canonical_provider
+
+    return [canonical_provider(p) for p in config.section("schedule").get("stock_providers", [])]
+
+
+def run_stock_job(app: Any, holder: str = "planner schedule (stock)") -> int:
+    """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then check the
+    alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
+    from planner.refresh import run_refresh
+
+    names = stock_providers(app.config)
+    log.info("stock job: refreshing %s", ", ".join(names))
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            summary = run_refresh(
+                app.engine(), app.config, names, progress=lambda line: log.info("stock: %s", line)
+            )
+            alerts_step(app)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this stock run", err.holder)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("stock refresh failed: %s", err.message)
+        return err.exit_code
+    except Exception:
+        log.exception("stock refresh crashed")
+        return 1
+    return summary.exit_code
+
+
+def add_stock_job(scheduler: Any, every_s: float, job: Callable[[], Any]) -> Any:
+    """Run ``job`` every ``every_s`` seconds beside the nightly job (same single worker: never both at
+    once); a run missed while another job ran is skipped, not queued."""
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    return scheduler.add_job(
+        job,
+        IntervalTrigger(seconds=every_s, timezone=scheduler.timezone),
+        id="stock-refresh",
+        name="stock and price refresh",
+        coalesce=True,
+        max_instances=1,
+        misfire_grace_time=60,
+    )

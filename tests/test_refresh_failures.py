@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from db import queries
 from db.schema import scrape_runs
+from planner.providers import PROVIDERS
 from tests.test_refresh import (
     EXPECTED_STORED,
     RAW,
@@ -132,7 +133,9 @@ def test_cli_exit_code_1_and_a_summary_that_names_the_failure(run_cli, tmp_path)
     assert doc["exit_code"] == 1
     assert {o["provider"]: o["status"] for o in doc["outcomes"]}["autodl"] == "failed"
     csv_out = run_cli("refresh", "--from-raw", str(folder), "--format", "csv").stdout.splitlines()
-    assert csv_out[0].startswith("provider,status,mode,offers,stored,changed") and len(csv_out) == 5
+    assert csv_out[0].startswith("provider,status,mode,offers,stored,changed") and len(csv_out) == 1 + len(
+        PROVIDERS
+    )
 
 
 def _closed_port() -> int:
@@ -144,10 +147,10 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(
     "provider, where",
     [
-        ("aliyun", "instancePrice.json failed after 1 attempts: ConnectionError"),
-        ("tencent", "queryCvmRegion failed after 1 attempts: ConnectionError"),
+        ("aliyun", "instancePrice.json failed after 1 attempts: refused"),
+        ("tencent", "queryCvmRegion failed after 1 attempts: refused"),
         ("volcengine", "Action=ListTemplate"),
-        ("autodl", "gpu_type failed after 1 attempts: ConnectionError"),
+        ("autodl", "gpu_type failed after 1 attempts: refused"),
     ],
 )
 def test_connection_refused_is_a_readable_failure(engine, tmp_path, provider, where):
@@ -157,6 +160,7 @@ def test_connection_refused_is_a_readable_failure(engine, tmp_path, provider, wh
     failed = outcome(summary, provider)
     assert failed.status == "failed" and summary.exit_code == 1
     assert where in failed.error and "Traceback" not in failed.error, failed.error
+    assert f"http://127.0.0.1:{port}/" in failed.error  # the mirror actually asked, not the real host
     assert stored_by_provider(engine) == {}
 
 

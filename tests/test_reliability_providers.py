@@ -54,7 +54,13 @@ from tests.test_refresh import (
 )
 
 PROVIDERS = list(EXPECTED_STORED)
-TOKEN_ENV = {"AUTODL_TOKEN": "replayed-token"}  # AutoDL was recorded in account mode
+# AutoDL and the marketplaces were recorded in account mode.
+TOKEN_ENV = {
+    "AUTODL_TOKEN": "replayed-token",
+    "PPIO_API_KEY": "replayed-key",
+    "COMPSHARE_PUBLIC_KEY": "replayed-public",
+    "COMPSHARE_PRIVATE_KEY": "replayed-private",
+}
 READ_TIMEOUT_S = 0.4
 LOGIN_PAGE = b"<!DOCTYPE html><html><head><title>Log in</title></head><body><form>...</form></body></html>"
 
@@ -274,8 +280,9 @@ TRANSIENT = {
     "503": 2,  # a burst of two 503s
 }
 LASTING = {
-    "timeout": r"failed after 2 attempts: (ReadTimeout|ConnectionError)",
-    "reset": r"failed after 2 attempts: (ChunkedEncodingError|ConnectionError)",
+    # The root cause by name (scrapers.http.network_cause), and the loopback mirror actually asked.
+    "timeout": r"127\.0\.0\.1:\d+/\S* failed after 2 attempts: timeout: connected, but no answer",
+    "reset": r"127\.0\.0\.1:\d+/\S* failed after 2 attempts: reset: the connection was closed",
     "429": r"returned HTTP 429 after 2 attempts",
     "500": r"returned HTTP 500 after 2 attempts",
     "redirect": r"not (return )?JSON",  # a login page, reached by following the redirect
@@ -328,6 +335,8 @@ PRICED = {
     "tencent": ("/cgi/api", re.compile(r"^(UnitPrice|OriginalPrice|DiscountPrice)"), "InstanceTypeQuotaSet"),
     "volcengine": ("trade/price", re.compile(r"^Price$"), "PriceInfoList"),
     "autodl": ("machine/search", re.compile(r"^(payg_price|current_price)$"), "list"),
+    "ppio": ("gpus/v2/products", re.compile(r"^(final_price|base_price)$"), "data"),
+    "compshare": ("api.compshare.cn", re.compile(r"^(Instance|OriginalPrice)$"), "AvailableInstanceTypes"),
 }
 
 
@@ -395,7 +404,8 @@ PAYLOADS: dict[str, Callable[[str, Any], None]] = {
     "prices x100 (a unit change)": _prices(lambda v: _same_type(v, float(v) * 100)),
 }
 # Aliyun's price file and Volcengine's calculator state prices as strings: for them that is no fault.
-STRINGS_ARE_NATIVE = {"aliyun", "volcengine"}
+# Tencent too: ItemPrice figures arrive as strings ("120.00") in some official examples (issue 14).
+STRINGS_ARE_NATIVE = {"aliyun", "tencent", "volcengine"}
 
 
 def break_payload(folder: Path, provider: str, mutation: str) -> None:

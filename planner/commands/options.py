@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.output import FORMATS
+from planner.providers import PROVIDERS
 
 format_option = click.option(
     "--format",
@@ -26,7 +27,7 @@ provider_option = click.option(
     "providers",
     multiple=True,
     metavar="NAME",
-    help="aliyun, tencent, volcengine or autodl (repeatable).",
+    help=f"{', '.join(PROVIDERS[:-1])} or {PROVIDERS[-1]} (repeatable).",
 )
 region_option = click.option(
     "--region",
@@ -46,4 +47,10 @@ variants_option = click.option(
     "--include-variants",
     is_flag=True,
     help="Also show China variants (A800 for A100, H800 for H100, RTX4090D for RTX4090, ...), labelled.",
+)
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print each HTTP request (method, URL, status, bytes, time) to standard error, secrets removed.",
 )

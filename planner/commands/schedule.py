@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.options import verbose_option
 from planner.output import dumps_json
 
 
@@ -21,12 +22,15 @@ from planner.output import dumps_json
     show_default=True,
     help="For --list: table for people, json for programs.",
 )
+@verbose_option
 @click.pass_obj
-def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
+def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     """Refresh the prices and send the report on a schedule, in the foreground.
 
-    The job refreshes every enabled provider, then writes the report and, with [schedule] email =
-    true, e-mails it to [email] recipients. It runs on [schedule] cron (default '0 2 * * *', read as
+    The job refreshes every enabled provider, checks the [[alerts]] rules, then writes the report and,
+    with [schedule] email = true, e-mails it to [email] recipients (and its summary to [schedule]
+    report_channels). With [schedule] stock_every (e.g. "1h"), [schedule] stock_providers are also
+    refreshed that often between nights, under the same lock, each time followed by the alerts. It runs on [schedule] cron (default '0 2 * * *', read as
     crontab reads it) in [schedule] timezone (default Asia/Shanghai). One job at a time; runs missed
     while the machine slept are coalesced into one and still run within [schedule] misfire_grace_s.
     A refresh already running elsewhere (another scheduler, `planner refresh`) makes the job skip
@@ -40,12 +44,29 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
     Examples:
       planner schedule --list
       planner schedule --once
+      planner schedule --once -v    # log every HTTP request too
       planner schedule              # keep running (see the README for systemd and cron)
     """
-    from planner.schedule import BoundedJob, crontab_trigger, log_path, logging_to, run_job
+    from functools import partial
+
+    from planner.alerts.rules import load_rules
+    from planner.schedule import (
+        BoundedJob,
+        crontab_trigger,
+        every_seconds,
+        log_path,
+        logging_to,
+        refresh_step,
+        run_job,
+        stock_providers,
+    )
 
     settings = app.config.section("schedule")
     trigger = crontab_trigger(settings["cron"], settings["timezone"])
+    stock_every_s = every_seconds(settings.get("stock_every", ""))  # mistakes show now, not at 02:00
+    if stock_every_s:
+        stock_providers(app.config)
+    load_rules(app.config)
     if once and show_list:
         raise click.UsageError("--once and --list do not go together")
     if show_list:
@@ -53,8 +74,9 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
         return
     path = log_path(app.config)
     with logging_to(path, settings["timezone"]):
+        refresh = partial(refresh_step, verbose=True) if verbose else None
         if once:
-            code = BoundedJob(lambda: run_job(app), settings["job_timeout_s"])()
+            code = BoundedJob(lambda: run_job(app, refresh=refresh), settings["job_timeout_s"])()
             click.get_current_context().exit(1 if code is None else code)  # None: abandoned, timed out
         from planner.schedule import log, run_scheduler
 
@@ -64,11 +86,21 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
             settings["timezone"],
             path,
         )
+        from planner.schedule import run_stock_job
+
+        stock = (stock_every_s, lambda: run_stock_job(app)) if stock_every_s else None
+        if stock:
+            log.info(
+                "stock refresh of %s every %s",
+                ", ".join(stock_providers(app.config)),
+                settings["stock_every"],
+            )
         run_scheduler(
             trigger,
             settings["timezone"],
             int(settings["misfire_grace_s"]),
-            lambda: run_job(app),
+            lambda: run_job(app, refresh=refresh),
+            stock=stock,
             job_timeout_s=float(settings["job_timeout_s"]),
             stop_wait_s=float(settings["stop_wait_s"]),
         )
@@ -91,6 +123,9 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
                     "recipients": recipients if settings["email"] else [],
                     "misfire_grace_s": settings["misfire_grace_s"],
                     "log_file": str(log_path(app.config)),
+                    "stock_every": settings.get("stock_every", ""),
+                    "stock_providers": list(settings.get("stock_providers", [])),
+                    "report_channels": list(settings.get("report_channels", [])),
                 }
             )
         )
@@ -105,5 +140,12 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
         mail = f"to {', '.join(recipients)}"
     else:
         mail = "on, but [email] recipients is empty: the report is only written to disk"
-    click.echo(f"Each run: refresh, then report; e-mail {mail}.")
+    click.echo(f"Each run: refresh, then alerts, then report; e-mail {mail}.")
+    if settings.get("stock_every"):
+        providers = ", ".join(settings.get("stock_providers", []))
+        click.echo(
+            f"Between runs: a stock and price refresh of {providers} every {settings['stock_every']}, then alerts."
+        )
+    if settings.get("report_channels"):
+        click.echo(f"The report's summary also goes to: {', '.join(settings['report_channels'])}.")
     click.echo(f"Log file: {log_path(app.config)}")
