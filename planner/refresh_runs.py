@@ -22,6 +22,7 @@ from db import store
 from planner.errors import DatabaseError
 from planner.normalize import Normalized
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
+from scrapers.recording import redact_url
 
 WRITE_HINT = (
     "nothing was refreshed; check that the disk has room and the database (file or server) is writable"
@@ -103,7 +104,7 @@ def _source(job: Job) -> str:
     if job.client_kw.get("from_raw_dir"):
         return f"replay of {job.client_kw['from_raw_dir']}"
     base = job.settings.base_url
-    return f"live via {base}" if base else "live"
+    return f"live via {redact_url(base)}" if base else "live"  # never a password in a proxy's URL
 
 
 def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:

@@ -385,7 +385,9 @@ def test_concurrency_one_runs_providers_one_after_another(engine, tmp_path):
     lines: list[str] = []
     summary = refresh(engine, tmp_path, config, from_raw=RAW, progress=lines.append)
     assert summary.exit_code == 0
-    events = [line.split(":")[0] + (" start" if "started" in line else " end") for line in lines[1:]]
+    events = [
+        line.split(":")[0] + (" start" if "started" in line else " end") for line in lines[2:]
+    ]  # after "settings from", "refreshing"
     assert events == [f"{p} {e}" for p in EXPECTED_STORED for e in ("start", "end")]
 
 
