@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from planner.commands.emit import emit, reading_engine
 from planner.commands.options import billing_option, format_option, provider_option, variants_option
-from planner.output import csv_text, dumps_json, money, table
+from planner.output import money, table
 
 
 @click.command()
 @click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
 @provider_option
 @billing_option
-@click.option("--days", type=click.IntRange(1, 36500), default=30, show_default=True, metavar="N")
+@click.option(
+    "--days",
+    type=click.IntRange(1, 36500),
+    default=30,
+    show_default=True,
+    metavar="N",
+    help="The history window: N days, ending today (or at the newest price when there is none today).",
+)
 @variants_option
 @format_option
 @click.option(
@@ -55,80 +61,28 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
         from planner.plot import check_plot_path
 
         check_plot_path(plot_path)
-    from db.queries import newest_price_day, price_history
+    from planner.history import price_history
     from planner.pricing import OfferQuery
 
     query = OfferQuery.build([gpu], providers, (), billing, include_variants=include_variants)
-    models, names, modes = list(query.gpu_models), list(query.providers), list(query.billing)
-    engine, loaded = app.reading_engine()
-    if loaded:
-        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
-    today = dt.datetime.now(dt.UTC).date()
-    with engine.connect() as conn:
-        newest = newest_price_day(conn, models, names or None, modes or None)
-        window = Window.ending(today, newest, days)
-        found = price_history(conn, models, window.since, names or None, modes or None)
+    found = price_history(reading_engine(app), gpu, query, days, dt.datetime.now(dt.UTC).date())
     if plot_path is not None:
-        _plot(found, models, window, plot_path)
-    records = [_history_record(r) for r in found]
-    if fmt == "json":
-        click.echo(dumps_json({"gpu": gpu, "gpu_models": models, "since": window.since, "until": window.until,
-                               "until_newest_price": window.early, "days": records}))  # fmt: skip
-        return
-    if fmt == "csv":
-        if window.early:  # standard output stays pure CSV
-            click.echo(window.note(), err=True)
-        flat = [_flat(r) for r in records]
-        columns = list(flat[0]) if flat else ["day", "provider", "gpu_model", "billing"]
-        click.echo(csv_text(flat, columns), nl=False)
-        return
-    if not records:
-        click.echo(
-            f"No prices for {', '.join(models)} in {window.text}. "
-            "Try --days, without --provider/--billing, or `planner refresh`."
-        )
-        return
-    click.echo(render_history(found, models, window))
+        _plot(found, plot_path)
+    if fmt == "csv" and found.window.early:  # standard output stays pure CSV
+        click.echo(found.window.note(), err=True)
+    emit(found, fmt, table=render_history, csv=_csv)
 
 
-@dataclass(frozen=True)
-class Window:
-    """The days shown: ``days`` of them up to ``until``, which is today, or the newest price's day
-    (``early``) when there is none today, so old data (the bundled snapshot) is shown, not hidden."""
-
-    days: int
-    until: dt.date
-    today: dt.date
-
-    @classmethod
-    def ending(cls, today: dt.date, newest: dt.date | None, days: int) -> Window:
-        return cls(days, newest if newest is not None and newest < today else today, today)
-
-    @property
-    def since(self) -> dt.date:
-        return self.until - dt.timedelta(days=self.days - 1)
-
-    @property
-    def early(self) -> bool:
-        return self.until < self.today
-
-    @property
-    def text(self) -> str:
-        """ "the last 30 day(s)", or "the 30 day(s) to 2026-10-05" when it ends before today."""
-        return f"the {self.days} day(s) to {self.until}" if self.early else f"the last {self.days} day(s)"
-
-    def note(self) -> str:
-        ago = (self.today - self.until).days
-        return (
-            f"No price since {self.until} ({ago} day(s) ago): the window ends at the newest price, "
-            "not today. `planner refresh` brings today's prices."
-        )
+def _csv(found) -> tuple[list[dict[str, object]], list[str]]:  # noqa: ANN001 - planner.history.History
+    flat = found.flat()
+    return flat, list(flat[0]) if flat else ["day", "provider", "gpu_model", "billing"]
 
 
-def _plot(found: Sequence, models: Sequence[str], window: Window, path: Path) -> None:
+def _plot(history, path: Path) -> None:  # noqa: ANN001 - planner.history.History
     from planner.errors import PlannerError
     from planner.plot import plot_history
 
+    found, models, window = history.rows, history.gpu_models, history.window
     if not found:
         raise PlannerError(
             f"no prices for {', '.join(models)} in {window.text}: nothing to plot, {str(path)!r} not written",
@@ -145,36 +99,6 @@ def _plot(found: Sequence, models: Sequence[str], window: Window, path: Path) ->
     )
 
 
-def _history_record(r) -> dict[str, object]:  # noqa: ANN001 - db.queries.HistoryRow
-    stock = None
-    if r.stock_known or r.idle_gpus is not None:
-        stock = {
-            "instances_with_stock": r.stock_known,
-            "sold_out": r.sold_out,
-            "idle_gpus": r.idle_gpus,
-            "total_gpus": r.total_gpus,
-        }
-    return {
-        "day": r.day,
-        "provider": r.provider,
-        "gpu_model": r.gpu_model,
-        "billing": r.billing,
-        "instances": r.instances,
-        "min_cny_per_gpu_hour": r.min_cny_per_gpu_hour,
-        "max_cny_per_gpu_hour": r.max_cny_per_gpu_hour,
-        "median_cny_per_gpu_hour": r.median_cny_per_gpu_hour,
-        "availability": stock,
-    }
-
-
-def _flat(record: dict[str, object]) -> dict[str, object]:
-    stock = record["availability"] or {}
-    out = {k: v for k, v in record.items() if k != "availability"}
-    for key in ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus"):
-        out[key] = stock.get(key) if isinstance(stock, dict) else None
-    return out
-
-
 def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
     if r.idle_gpus is not None:
         return f"idle {r.idle_gpus}/{r.total_gpus}" if r.total_gpus is not None else f"idle {r.idle_gpus}"
@@ -187,8 +111,14 @@ def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
     return f"{r.sold_out}/{r.stock_known} sold out"
 
 
-def render_history(found: Sequence, models: Sequence[str], window: Window) -> str:
+def render_history(history) -> str:  # noqa: ANN001 - planner.history.History
     """Rows per series, oldest first; consecutive days with the same figures fold into one row."""
+    found, models, window = history.rows, history.gpu_models, history.window
+    if not found:
+        return (
+            f"No prices for {', '.join(models)} in {window.text}. "
+            "Try --days, without --provider/--billing, or `planner refresh`."
+        )
     with_median = any(r.median_cny_per_gpu_hour is not None for r in found)
     rows: list[list[str]] = []
     series_last: dict[tuple[str, str, str], tuple] = {}
