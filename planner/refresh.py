@@ -47,7 +47,16 @@ from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint,
 from planner.normalize import normalize_offers
 from planner.providers import canonical_provider
 from planner.raw_manifest import read_manifest, write_manifest
-from planner.refresh_runs import Job, ProviderOutcome, Scraped, close_interrupted, fail, skip, start_run
+from planner.refresh_runs import (
+    Job,
+    ProviderOutcome,
+    Scraped,
+    close_interrupted,
+    fail,
+    provider_timeout_s,
+    skip,
+    start_run,
+)
 from planner.refresh_store import finish
 from scrapers.recording import secret_forms
 
@@ -124,7 +133,7 @@ def run_refresh(
         job.client_kw["request_log"] = request_log
         jobs.append(job)
     concurrency = max(1, int(config.section("refresh").get("concurrency", 4)))
-    timeout_s = float(config.section("refresh").get("provider_timeout_s", 900))
+    timeout_s = provider_timeout_s(config)
     fx = config.section("fx")
     if jobs:
         say(f"refreshing {', '.join(j.name for j in jobs)} ({min(concurrency, len(jobs))} at a time)")

@@ -10,6 +10,7 @@ nothing was refreshed.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,7 +83,23 @@ class Scraped:
     crash: str | None = None
 
 
+def provider_timeout_s(config: Any) -> float:
+    """``[refresh] provider_timeout_s``: how long one provider's refresh may take before it fails."""
+    return float(config.section("refresh").get("provider_timeout_s", 900))
+
+
+def seen_status(status: str, started_at: dt.datetime, now: dt.datetime, timeout_s: float) -> str:
+    """A run's status as a reader should see it: one still ``running`` after twice the provider timeout
+    has lost its process (a refresh ends every provider within the timeout), so it is ``interrupted``,
+    as the next refresh records it (:func:`close_interrupted`, which may close younger ones too since
+    it holds the refresh lock). The one place this judgement is made."""
+    if status == "running" and (now - started_at).total_seconds() > 2 * timeout_s:
+        return store.INTERRUPTED
+    return status
+
+
 def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
+    """Under the refresh lock no run can be live: every refresh run still ``running`` is interrupted."""
     try:
         with engine.begin() as conn:
             closed = store.close_interrupted_runs(conn, "refresh")

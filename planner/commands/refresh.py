@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from planner.commands.emit import emit
 from planner.commands.options import format_option, provider_option, verbose_option
-from planner.output import csv_text, dumps_json, short, table
+from planner.output import short, table
 
 OUTCOME_COLUMNS = (
     "provider",
@@ -95,12 +94,12 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
             from planner.alerts.check import after_refresh
 
             after_refresh(engine, app.config, lambda line: click.echo(line, err=True))
-    if fmt == "json":
-        click.echo(dumps_json(summary.to_dict()))
-    elif fmt == "csv":
-        click.echo(csv_text([o.to_dict() for o in summary.outcomes], OUTCOME_COLUMNS), nl=False)
-    else:
-        click.echo(render_summary(summary))
+    emit(
+        summary,
+        fmt,
+        table=render_summary,
+        csv=lambda s: ([o.to_dict() for o in s.outcomes], OUTCOME_COLUMNS),
+    )
     click.get_current_context().exit(summary.exit_code)
 
 
@@ -164,51 +163,19 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
       planner runs --provider tencent --limit 5
       planner runs --format json
     """
-    from db.queries import provider_health, recent_runs
     from planner.providers import PROVIDERS, canonical_provider
+    from planner.refresh_runs import provider_timeout_s
+    from planner.runs import recent
 
     names = [canonical_provider(p) for p in providers]
-    timeout_s = float(app.config.section("refresh").get("provider_timeout_s", 900))
-    with app.engine().connect() as conn:
-        found = recent_runs(conn, limit, names or None)
-        health = provider_health(conn, names or list(PROVIDERS))
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    records: list[dict[str, Any]] = []
-    for r in found:
-        status = r.status
-        if status == "running" and (now - r.started_at).total_seconds() > timeout_s * 2:
-            status = "interrupted"
-        seconds = (r.finished_at - r.started_at).total_seconds() if r.finished_at else None
-        records.append(
-            {
-                "id": r.id,
-                "provider": r.provider,
-                "kind": r.kind,
-                "mode": r.mode,
-                "status": status,
-                "started_at": r.started_at,
-                "finished_at": r.finished_at,
-                "seconds": seconds,
-                "offers_seen": r.offers_seen,
-                "prices_stored": r.prices_stored,
-                "prices_changed": r.prices_changed,
-                "offers_skipped": r.offers_skipped,
-                "prices_flagged": r.prices_flagged,
-                "unknown_gpus": r.unknown_gpus,
-                "error": r.error,
-                "notes": r.notes,
-                "source": r.source,
-            }
-        )
-    if fmt == "json":
-        click.echo(dumps_json({"runs": records, "health": [h.__dict__ for h in health.values()]}))
-        return
-    if fmt == "csv":
-        click.echo(csv_text(records, list(records[0]) if records else ["id"]), nl=False)
-        return
-    if not records:
-        click.echo("No runs yet. `planner refresh` pulls today's prices.")
-        return
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # the database stores naive UTC
+    found = recent(app.engine(), limit, names, PROVIDERS, provider_timeout_s(app.config), now)
+    emit(found, fmt, table=render_runs, csv=lambda f: (f.runs, list(f.runs[0]) if f.runs else ["id"]))
+
+
+def render_runs(found) -> str:  # noqa: ANN001 - planner.runs.RunList
+    if not found.runs:
+        return "No runs yet. `planner refresh` pulls today's prices."
     rows = [
         [
             str(r["id"]),
@@ -224,19 +191,18 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
             "-" if r["seconds"] is None else f"{r['seconds']:.0f}",
             short(r["error"], 60),
         ]
-        for r in records
+        for r in found.runs
     ]
     headers = ["id", "started (UTC)", "provider", "kind", "status", "offers", "new", "changed"]
     headers += ["skipped", "flagged", "secs", "error"]
-    click.echo(table(rows, headers, align_right=(0, 5, 6, 7, 8, 9, 10)))
-    for record in records:
+    lines = [table(rows, headers, align_right=(0, 5, 6, 7, 8, 9, 10))]
+    for record in found.runs:
         if record["unknown_gpus"]:
-            click.echo(f"run {record['id']} ({record['provider']}): unknown GPUs {record['unknown_gpus']}")
-    if health:
-        click.echo("")
-        click.echo("Health (refresh runs):")
-        for h in health.values():
-            click.echo("  " + _health_line(h))
+            lines.append(f"run {record['id']} ({record['provider']}): unknown GPUs {record['unknown_gpus']}")
+    if found.health:
+        lines += ["", "Health (refresh runs):"]
+        lines += ["  " + _health_line(h) for h in found.health]
+    return "\n".join(lines)
 
 
 def _health_line(h) -> str:  # noqa: ANN001 - db.queries.ProviderHealth
@@ -282,80 +248,41 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
       planner providers --check
       planner providers --check -v     # also print the request sent to each
     """
-    from scrapers.recording import redact_url  # a proxy's password is never shown
-    from scrapers.registry import PROVIDERS
+    from planner.provider_status import describe
 
     if check:
         _check_providers(app, fmt, verbose)
         return
+    emit(describe(app.config, app.engine), fmt, table=lambda records: render_providers(records, app.config))
 
-    records: list[dict[str, Any]] = []
-    for name, cls in PROVIDERS.items():
-        section = app.config.provider(name)
-        mode = cls().mode(os.environ)
-        present = [v for v in cls.credential_env if os.environ.get(v)]
-        records.append(
-            {
-                "provider": name,
-                "enabled": bool(section.get("enabled", True)),
-                "mode": mode.mode,
-                "credentials_present": mode.credentials_present,
-                "credential_env": list(cls.credential_env),
-                "credential_env_set": present,
-                "sees": mode.sees,
-                "to_see_more": list(mode.unlock_env),
-                "credential_help": getattr(cls, "credential_help", ""),
-                "base_url": redact_url(section["base_url"]) if section.get("base_url") else None,
-                "regions": list(section.get("regions") or []),
-                **({"charge_types": list(section["charge_types"])} if "charge_types" in section else {}),
-            }
-        )
-    last = _last_refresh(app, list(PROVIDERS))
-    for record in records:
-        record["last_refresh"] = last.get(record["provider"])
-    if fmt == "json":
-        click.echo(dumps_json(records))
-        return
-    if fmt == "csv":
-        click.echo(csv_text(records, list(records[0])), nl=False)
-        return
+
+def render_providers(records: list[dict[str, Any]], config) -> str:  # noqa: ANN001 - planner.config.Config
+    lines = []
     for r in records:
         state = "enabled" if r["enabled"] else "DISABLED (enabled = false in the config)"
-        click.echo(f"{r['provider']}: {state}, {r['mode']} mode")
-        click.echo(f"  sees: {r['sees']}")
+        lines.append(f"{r['provider']}: {state}, {r['mode']} mode")
+        lines.append(f"  sees: {r['sees']}")
         creds = ", ".join(
             f"{v} {'set' if v in r['credential_env_set'] else 'not set'}" for v in r["credential_env"]
         )
-        click.echo(f"  credentials: {creds}")
+        lines.append(f"  credentials: {creds}")
         if r["to_see_more"]:
-            click.echo(f"  to see more: set {' and '.join(r['to_see_more'])} in the environment")
+            lines.append(f"  to see more: set {' and '.join(r['to_see_more'])} in the environment")
             if r["credential_help"]:
-                click.echo(f"    what to set them to: {r['credential_help']}")
+                lines.append(f"    what to set them to: {r['credential_help']}")
         settings = [f"regions {', '.join(r['regions'])}" if r["regions"] else "default regions"]
         if r["base_url"]:
             settings.append(f"base_url {r['base_url']}")
         if "charge_types" in r:
             settings.append(f"charge types {', '.join(r['charge_types'])}")
-        click.echo(f"  config: {'; '.join(settings)}")
-        click.echo(f"  last refresh: {r['last_refresh'] or 'never'}")
-        click.echo("")
-    click.echo(
+        lines.append(f"  config: {'; '.join(settings)}")
+        lines.append(f"  last refresh: {r['last_refresh'] or 'never'}")
+        lines.append("")
+    lines.append(
         "Set credentials in the environment only (never in config.toml); `planner refresh` reads them."
     )
-    click.echo(f"Settings from: {app.config.sources()}")  # a ./config.toml found here is named
-
-
-def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001
-    """'ok 2026-11-30 02:00 UTC' per provider; empty when the database cannot be read (not needed here)."""
-    from db.queries import provider_health
-    from planner.errors import PlannerError
-
-    try:
-        with app.engine().connect() as conn:
-            health = provider_health(conn, names)
-    except PlannerError:
-        return {}
-    return {name: f"{h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC" for name, h in health.items()}
+    lines.append(f"Settings from: {config.sources()}")  # a ./config.toml found here is named
+    return "\n".join(lines)
 
 
 CHECK_COLUMNS = ("provider", "mode", "status", "detail", "todo")
@@ -366,43 +293,15 @@ def _check_providers(app, fmt: str, verbose: bool) -> None:  # noqa: ANN001
     import dataclasses
 
     from planner import __version__
-    from scrapers.check import CheckResult, check_provider
-    from scrapers.registry import PROVIDERS, ProviderSettings, make_client, read_credentials
+    from planner.provider_status import check
 
-    results: list[CheckResult] = []
-    for name, cls in PROVIDERS.items():
-        section = app.config.provider(name)
-        mode = cls().mode(os.environ)
-        if not section.get("enabled", True):
-            results.append(CheckResult(name, mode.mode, "skipped", "disabled in the config"))
-            continue
-        settings = ProviderSettings(
-            base_url=section.get("base_url") or None, credentials=read_credentials(cls, os.environ)
-        )
-        http = app.config.section("http")
-        # One request, no retries: a check that waits minutes on a dead host would not be cheap.
-        policy = dataclasses.replace(
-            cls.http_policy,
-            max_retries=0,
-            min_interval_s=0,
-            connect_timeout_s=float(http.get("connect_timeout_s", cls.http_policy.connect_timeout_s)),
-            read_timeout_s=float(http.get("read_timeout_s", cls.http_policy.read_timeout_s)),
-        )
-        log = (lambda line: click.echo(f"http: {line}", err=True)) if verbose else None
-        try:
-            client = make_client(cls, settings, version=__version__, policy=policy, request_log=log)
-        except Exception as err:  # a bad base_url: say so on this provider's line
-            results.append(
-                CheckResult(name, mode.mode, "failed", str(err), f"fix [providers.{name}] base_url")
-            )
-            continue
-        results.append(check_provider(name, mode.mode, client, settings, mode.unlock_env))
-    if fmt == "json":
-        click.echo(dumps_json([dataclasses.asdict(r) for r in results]))
-    elif fmt == "csv":
-        click.echo(csv_text([dataclasses.asdict(r) for r in results], CHECK_COLUMNS), nl=False)
-    else:
-        for result in results:
-            click.echo(result.line())
+    log = (lambda line: click.echo(f"http: {line}", err=True)) if verbose else None
+    results = check(app.config, __version__, request_log=log)
+    emit(
+        results,
+        fmt,
+        table=lambda found: "\n".join(r.line() for r in found),
+        csv=lambda found: ([dataclasses.asdict(r) for r in found], CHECK_COLUMNS),
+    )
     broken = [r.provider for r in results if r.status in ("refused", "failed")]
     click.get_current_context().exit(1 if broken else 0)
