@@ -6,8 +6,9 @@ from typing import Any
 
 import click
 
+from planner.commands.emit import emit
 from planner.commands.options import format_option
-from planner.output import csv_text, dumps_json, money, short, table
+from planner.output import money, short, table
 
 FIRED_COLUMNS = (
     "rule",
@@ -65,12 +66,7 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
     else:
         with refresh_lock(engine, holder="planner alerts check"):  # never beside a refresh's own check
             result = check_alerts(engine, app.config)
-    if fmt == "json":
-        click.echo(dumps_json(result.to_dict()))
-    elif fmt == "csv":
-        click.echo(csv_text(result.to_dict()["fired"], FIRED_COLUMNS), nl=False)
-    else:
-        click.echo(_render_check(result))
+    emit(result, fmt, table=_render_check, csv=lambda r: (r.to_dict()["fired"], FIRED_COLUMNS))
     click.get_current_context().exit(1 if result.failed else 0)
 
 
@@ -149,17 +145,20 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
         }
         for c in channels.values()
     ]
-    if fmt == "json":
-        click.echo(dumps_json({"rules": records, "channels": channel_records}))
-        return
-    if fmt == "csv":
-        columns = ["name", "gpu", "provider", "region", "billing", "condition", "description", "channels"]
-        columns += ["holding_offers", "pending_offers", "last_fired_at"]
-        click.echo(csv_text(records, columns), nl=False)
-        return
+    columns = ["name", "gpu", "provider", "region", "billing", "condition", "description", "channels"]
+    columns += ["holding_offers", "pending_offers", "last_fired_at"]
+    emit(
+        {"rules": records, "channels": channel_records},
+        fmt,
+        table=_render_rules,
+        csv=lambda doc: (doc["rules"], columns),
+    )
+
+
+def _render_rules(doc: dict[str, Any]) -> str:
+    records, channel_records = doc["rules"], doc["channels"]
     if not records and not channel_records:
-        click.echo("No alert rules. Add [[alerts]] and [channels.NAME] to your config (see config.toml).")
-        return
+        return "No alert rules. Add [[alerts]] and [channels.NAME] to your config (see config.toml)."
     rows = [
         [
             r["name"],
@@ -171,20 +170,18 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
         ]
         for r in records
     ]
-    click.echo(
-        table(rows, ["rule", "condition", "channels", "holding", "unsent", "last fired (UTC)"], (3, 4))
-    )
+    lines = [table(rows, ["rule", "condition", "channels", "holding", "unsent", "last fired (UTC)"], (3, 4))]
     if channel_records:
-        click.echo("")
-        click.echo("Channels:")
+        lines += ["", "Channels:"]
         for c in channel_records:
             if c["kind"] == "email":
-                click.echo(f"  {c['name']}: email, through [email]")
+                lines.append(f"  {c['name']}: email, through [email]")
                 continue
             line = f"  {c['name']}: {c['kind']}, {c['url_env']} {'set' if c['url_set'] else 'NOT SET'}"
             if c["secret_env"]:
                 line += f", {c['secret_env']} {'set' if c['secret_set'] else 'not set (unsigned)'}"
-            click.echo(line)
+            lines.append(line)
+    return "\n".join(lines)
 
 
 @alerts.command()
@@ -203,14 +200,14 @@ def test(app, channel, fmt) -> None:  # noqa: ANN001
     from planner.alerts.check import send_test
 
     delivery = send_test(app.engine(), app.config, channel)
-    if fmt == "json":
-        click.echo(dumps_json(delivery.to_dict()))
-    elif fmt == "csv":
-        click.echo(csv_text([delivery.to_dict()], list(delivery.to_dict())), nl=False)
-    elif delivery.ok:
-        click.echo(
-            f"Sent a test message to {delivery.channel} ({delivery.kind}) in {delivery.attempts} attempt(s)."
-        )
-    else:
+    emit(
+        delivery,
+        fmt,
+        table=lambda d: (
+            f"Sent a test message to {d.channel} ({d.kind}) in {d.attempts} attempt(s)." if d.ok else ""
+        ),
+        csv=lambda d: ([d.to_dict()], list(d.to_dict())),
+    )
+    if fmt == "table" and not delivery.ok:  # the failure goes to standard error, as every error does
         click.echo(f"Error: {delivery.channel} ({delivery.kind}): {delivery.error}", err=True)
     click.get_current_context().exit(0 if delivery.ok else 1)

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from planner.commands.emit import emit, reading_engine
 from planner.commands.options import billing_option, format_option, provider_option
 from planner.errors import UsageError
-from planner.output import csv_text, dumps_json, money, short, table
+from planner.output import money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -106,20 +107,13 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
 
     sort, offers = check_options(sort or "tflops", providers, billing)  # refused before the database opens
     models, left_out = models_for(query, include_variants)
-    engine, loaded = app.reading_engine()
-    if loaded:
-        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    engine = reading_engine(app)
     with engine.connect() as conn:
         result = value_ranking(
             conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
         )
-    if fmt == "json":
-        click.echo(dumps_json(result.to_dict()))
-    elif fmt == "csv":
-        columns = VALUE_COLUMNS + (BUY_COLUMNS if buy else ())
-        click.echo(csv_text([r.to_dict(buy) for r in result.ranked], columns), nl=False)
-    else:
-        click.echo(render_value(result))
+    columns = VALUE_COLUMNS + (BUY_COLUMNS if buy else ())
+    emit(result, fmt, table=render_value, csv=lambda v: ([r.to_dict(buy) for r in v.ranked], columns))
 
 
 def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
@@ -131,39 +125,40 @@ def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
         record["link"] = interconnect_label(m)  # the label plan shows; "interconnect" is the spec text
         record["aliases"] = list(m.aliases)
         records.append(record)
-    if fmt == "json":
-        click.echo(dumps_json(records))
-    elif fmt == "csv":
-        click.echo(csv_text(records, COLUMNS), nl=False)
-    else:
-        rows = [
-            [
-                m.name,
-                m.family,
-                m.variant_of or "",
-                f"{m.memory_gb:g}",
-                f"{m.dense_tflops:g}" if m.dense_tflops else "-",
-                f"{m.bandwidth_gbps:g}" if m.bandwidth_gbps else "-",
-                f"{m.tdp_watts:g}" if m.tdp_watts else "-",
-                interconnect_label(m),
-                f"{m.purchase_price_cny:,.0f}" if m.purchase_price_cny else "-",
-                m.purchase_price_date or "",
-            ]
-            for m in models
+    emit(records, fmt, table=lambda _: _render_catalog(models), csv=lambda r: (r, COLUMNS))
+
+
+def _render_catalog(models: list[GpuModel]) -> str:
+    from planner.catalog import interconnect_label
+
+    rows = [
+        [
+            m.name,
+            m.family,
+            m.variant_of or "",
+            f"{m.memory_gb:g}",
+            f"{m.dense_tflops:g}" if m.dense_tflops else "-",
+            f"{m.bandwidth_gbps:g}" if m.bandwidth_gbps else "-",
+            f"{m.tdp_watts:g}" if m.tdp_watts else "-",
+            interconnect_label(m),
+            f"{m.purchase_price_cny:,.0f}" if m.purchase_price_cny else "-",
+            m.purchase_price_date or "",
         ]
-        headers = [
-            "name",
-            "family",
-            "variant of",
-            "mem GB",
-            "TFLOPS",
-            "GB/s",
-            "TDP W",
-            "link",
-            "price CNY",
-            "price date",
-        ]
-        click.echo(table(rows, headers, align_right=(3, 4, 5, 6, 8)))
+        for m in models
+    ]
+    headers = [
+        "name",
+        "family",
+        "variant of",
+        "mem GB",
+        "TFLOPS",
+        "GB/s",
+        "TDP W",
+        "link",
+        "price CNY",
+        "price date",
+    ]
+    return table(rows, headers, align_right=(3, 4, 5, 6, 8))
 
 
 VALUE_COLUMNS = (

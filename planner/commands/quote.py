@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -11,7 +12,7 @@ from planner.commands.options import (
     region_option,
     variants_option,
 )
-from planner.output import csv_text, dumps_json, money, short, table
+from planner.output import money, short, table
 from planner.pricing import Availability, JobCost, shown_total
 from planner.quote import Quote, QuoteRequest, option_dict
 from planner.recent import check_basis
@@ -133,17 +134,10 @@ def quote(
     from planner.quote import validate
 
     validate(request)  # refuse bad arguments before touching the database
-    engine, loaded = app.reading_engine()
-    if loaded:
-        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    engine = reading_engine(app)
     with engine.connect() as conn:
         result = run_quote(conn, request, app.config.section("fx"))
-    if fmt == "json":
-        click.echo(dumps_json(result.to_dict()))
-    elif fmt == "csv":
-        click.echo(csv_text([_csv_row(o) for o in result.options], CSV_COLUMNS), nl=False)
-    else:
-        click.echo(render_table(result))
+    emit(result, fmt, table=render_table, csv=lambda r: ([_csv_row(o) for o in r.options], CSV_COLUMNS))
 
 
 def _csv_row(option: JobCost) -> dict[str, object]:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from planner.commands.arguments import Count, Number
+from planner.commands.emit import emit, reading_engine
 from planner.commands.options import billing_option, format_option, provider_option
-from planner.output import csv_text, dumps_json, money, short, table
+from planner.output import money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.pricing import JobCost
@@ -124,21 +125,23 @@ def tco(
         result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
                          rent_note="--rent-price", origins=origins, **buy)  # fmt: skip
     else:
-        engine, loaded = app.reading_engine()
-        if loaded:
-            click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+        engine = reading_engine(app)
         with engine.connect() as conn:
             curve = renting.rental_curve(conn, model, gpus, app.config.section("fx"), basis, query)
         result, rental = rent_vs_buy(curve, model, hours, utilization, years_value, origins=origins, **buy)
-    if fmt == "json":
-        doc = result.to_dict()
-        doc["rental"] = renting.rental_dict(rental) if rental else None
-        doc["from_snapshot"] = bool(rental and rental.offer.from_snapshot)
-        click.echo(dumps_json(doc))
-    elif fmt == "csv":
-        click.echo(csv_text([_tco_row(result, rental)], TCO_COLUMNS), nl=False)
-    else:
-        click.echo(render_tco(result, rental, basis))
+    emit(
+        result,
+        fmt,
+        table=lambda r: render_tco(r, rental, basis),
+        csv=lambda r: ([_tco_row(r, rental)], TCO_COLUMNS),
+        json=lambda r: (
+            r.to_dict()
+            | {
+                "rental": renting.rental_dict(rental) if rental else None,
+                "from_snapshot": bool(rental and rental.offer.from_snapshot),
+            }
+        ),
+    )
 
 
 TCO_COLUMNS = (

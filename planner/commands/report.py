@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-from planner.commands.options import gpu_filter_option, provider_option
+from planner.commands.emit import emit, note_loaded
+from planner.commands.options import format_option, gpu_filter_option, provider_option
 from planner.errors import PlannerError
-from planner.output import dumps_json, table
+from planner.output import table
 from planner.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
 
 
@@ -33,14 +34,7 @@ from planner.report import ReportNotSent, ReportOutcome, produce_report, recipie
 @gpu_filter_option
 @provider_option
 @click.option("--no-chart", is_flag=True, help="Skip the price chart (as [report] chart = false does).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("table", "json"), case_sensitive=False),
-    default="table",
-    show_default=True,
-    help="table for people; json for programs.",
-)
+@format_option
 @click.pass_obj
 def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noqa: ANN001
     """Write dated CSV reports and a price chart and, with --email, send them in one message.
@@ -81,9 +75,6 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
     def retrying(attempt: int, err: Any, wait_s: float) -> None:
         click.echo(f"E-mail attempt {attempt} failed: {err.message}; retrying in {wait_s:g} s.", err=True)
 
-    def loaded(info: Any) -> None:
-        click.echo(f"Database empty: loaded the {info.label} ({info.rows} prices).", err=True)
-
     try:
         outcome = produce_report(
             app,
@@ -92,7 +83,7 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
             gpu_models=list(dict.fromkeys(models)),
             providers=list(dict.fromkeys(names)),
             on_retry=retrying,
-            on_loaded=loaded,
+            on_loaded=note_loaded,
             chart=False if no_chart else None,
             on_warning=lambda line: click.echo(f"Warning: {line}.", err=True),
         )
@@ -126,33 +117,38 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
         what = f"chart: each day's cheapest on-demand CNY per GPU-hour of {count} GPU model(s)"
         listed.append((NAME, chart.path, points, what))
     files = [{"table": name, "path": str(path), "rows": rows} for name, path, rows, _ in listed]
-    if fmt == "json":
-        click.echo(
-            dumps_json(
-                {
-                    "day": report.day,
-                    "as_of": report.as_of,
-                    "out_dir": str(outcome.out_dir),
-                    "files": files,
-                    "chart_note": chart.note if chart is not None else None,
-                    "emailed_to": list(outcome.recipients),
-                    "refused": sorted(outcome.refused),
-                }
-            )
-        )
-        return
-    newest = report.as_of.isoformat() if report.as_of else "none"
-    click.echo(
-        f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
+    doc = {
+        "day": report.day,
+        "as_of": report.as_of,
+        "out_dir": str(outcome.out_dir),
+        "files": files,
+        "chart_note": chart.note if chart is not None else None,
+        "emailed_to": list(outcome.recipients),
+        "refused": sorted(outcome.refused),
+    }
+    emit(
+        doc,
+        fmt,
+        table=lambda _: _render(outcome, listed),
+        csv=lambda d: (d["files"], ("table", "path", "rows")),
     )
+
+
+def _render(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str]]) -> str:
+    report, chart = outcome.report, outcome.chart
+    newest = report.as_of.isoformat() if report.as_of else "none"
+    lines = [
+        f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
+    ]
     rows = [[path.name, str(count), what] for _, path, count, what in listed]
-    click.echo(table(rows, ["file", "rows", "contents"], align_right=(1,)))
+    lines.append(table(rows, ["file", "rows", "contents"], align_right=(1,)))
     if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
-        click.echo(chart.note)
+        lines.append(chart.note)
     health = report.tables["health"]
     failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
     if failed:
-        click.echo(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
+        lines.append(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
     delivered = [a for a in outcome.recipients if a not in outcome.refused]
     if delivered:
-        click.echo(f"Sent to {', '.join(delivered)}.")
+        lines.append(f"Sent to {', '.join(delivered)}.")
+    return "\n".join(lines)

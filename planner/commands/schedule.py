@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from planner.commands.options import verbose_option
-from planner.output import dumps_json
+from planner.commands.emit import emit
+from planner.commands.options import format_option, verbose_option
 
 
 @click.command()
@@ -14,14 +14,7 @@ from planner.output import dumps_json
 @click.option(
     "--count", type=click.IntRange(1, 100), default=5, show_default=True, help="Run times --list shows."
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("table", "json"), case_sensitive=False),
-    default="table",
-    show_default=True,
-    help="For --list: table for people, json for programs.",
-)
+@format_option
 @verbose_option
 @click.pass_obj
 def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
@@ -107,45 +100,52 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
 
 
 def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
-    from planner.schedule import format_run, log_path, next_runs
+    from planner.schedule import log_path, next_runs
 
     settings = app.config.section("schedule")
     recipients = list(app.config.section("email")["recipients"])
     runs = next_runs(trigger, count)
-    if fmt == "json":
-        click.echo(
-            dumps_json(
-                {
-                    "cron": settings["cron"],
-                    "timezone": settings["timezone"],
-                    "next_runs": [r.isoformat() for r in runs],
-                    "email": bool(settings["email"]),
-                    "recipients": recipients if settings["email"] else [],
-                    "misfire_grace_s": settings["misfire_grace_s"],
-                    "log_file": str(log_path(app.config)),
-                    "stock_every": settings.get("stock_every", ""),
-                    "stock_providers": list(settings.get("stock_providers", [])),
-                    "report_channels": list(settings.get("report_channels", [])),
-                }
-            )
-        )
-        return
-    click.echo(f"Schedule: {settings['cron']!r} (minute hour day month weekday) in {settings['timezone']}")
-    click.echo("Next runs:")
-    for run in runs:
-        click.echo(f"  {format_run(run, settings['timezone'])}")
+    doc = {
+        "cron": settings["cron"],
+        "timezone": settings["timezone"],
+        "next_runs": [r.isoformat() for r in runs],
+        "email": bool(settings["email"]),
+        "recipients": recipients if settings["email"] else [],
+        "misfire_grace_s": settings["misfire_grace_s"],
+        "log_file": str(log_path(app.config)),
+        "stock_every": settings.get("stock_every", ""),
+        "stock_providers": list(settings.get("stock_providers", [])),
+        "report_channels": list(settings.get("report_channels", [])),
+    }
+    emit(
+        doc,
+        fmt,
+        table=lambda _: _render_list(app, runs),
+        csv=lambda d: ([{"next_run": r} for r in d["next_runs"]], ("next_run",)),
+    )
+
+
+def _render_list(app, runs: list) -> str:  # noqa: ANN001
+    from planner.schedule import format_run, log_path
+
+    settings = app.config.section("schedule")
+    recipients = list(app.config.section("email")["recipients"])
+    lines = [f"Schedule: {settings['cron']!r} (minute hour day month weekday) in {settings['timezone']}"]
+    lines.append("Next runs:")
+    lines += [f"  {format_run(run, settings['timezone'])}" for run in runs]
     if not settings["email"]:
         mail = "off ([schedule] email = false)"
     elif recipients:
         mail = f"to {', '.join(recipients)}"
     else:
         mail = "on, but [email] recipients is empty: the report is only written to disk"
-    click.echo(f"Each run: refresh, then alerts, then report; e-mail {mail}.")
+    lines.append(f"Each run: refresh, then alerts, then report; e-mail {mail}.")
     if settings.get("stock_every"):
         providers = ", ".join(settings.get("stock_providers", []))
-        click.echo(
+        lines.append(
             f"Between runs: a stock and price refresh of {providers} every {settings['stock_every']}, then alerts."
         )
     if settings.get("report_channels"):
-        click.echo(f"The report's summary also goes to: {', '.join(settings['report_channels'])}.")
-    click.echo(f"Log file: {log_path(app.config)}")
+        lines.append(f"The report's summary also goes to: {', '.join(settings['report_channels'])}.")
+    lines.append(f"Log file: {log_path(app.config)}")
+    return "\n".join(lines)

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from planner.commands.arguments import Count, Number
+from planner.commands.emit import emit, reading_engine
 from planner.commands.options import billing_option, format_option, gpu_filter_option, provider_option
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
-from planner.output import csv_text, dumps_json, money, short, table
+from planner.output import money, short, table
 from planner.providers import MARKET_MACHINE_GPUS
 from planner.units import format_count
 
@@ -229,12 +230,12 @@ def estimate(workload, gpu, gpus, zero_stage, cpu_offload, explain, fmt) -> None
     result = run_estimate(
         gpu=gpu_model, gpus=gpus, zero_stage=zero_stage, cpu_offload=cpu_offload, **workload
     )
-    if fmt == "json":
-        click.echo(dumps_json(result.to_dict()))
-    elif fmt == "csv":
-        click.echo(csv_text([_estimate_row(result)], ESTIMATE_COLUMNS), nl=False)
-    else:
-        click.echo(render_estimate(result, explain))
+    emit(
+        result,
+        fmt,
+        table=lambda r: render_estimate(r, explain),
+        csv=lambda r: ([_estimate_row(r)], ESTIMATE_COLUMNS),
+    )
 
 
 ESTIMATE_COLUMNS = (
@@ -421,9 +422,7 @@ def plan(
     job.on()  # refuse a bad workload before touching the database
     planning.check_plan_filters(gpus_max, budget, deadline_hours)
     query = OfferQuery.build(gpus, providers, (), billing)
-    engine, loaded = app.reading_engine()
-    if loaded:
-        click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
+    engine = reading_engine(app)
     with engine.connect() as conn:
         result = planning.plan(
             conn,
@@ -435,14 +434,12 @@ def plan(
             query=query,
             history_days=app.config.section("quote")["history_days"],
         )
-    if fmt == "json":
-        click.echo(dumps_json(result.to_dict()))
-    elif fmt == "csv":
-        click.echo(
-            csv_text([_plan_row(i, o) for i, o in enumerate(result.options, 1)], PLAN_COLUMNS), nl=False
-        )
-    else:
-        click.echo(render_plan(result))
+    emit(
+        result,
+        fmt,
+        table=render_plan,
+        csv=lambda r: ([_plan_row(i, o) for i, o in enumerate(r.options, 1)], PLAN_COLUMNS),
+    )
 
 
 PLAN_COLUMNS = (
@@ -628,30 +625,33 @@ def models(family, fmt) -> None:  # noqa: ANN001
 
             near = difflib.get_close_matches(family, families, n=3, cutoff=0.4) or families
             raise UnknownNameError("model family", family, near)
-    rows = [s.to_dict() for s in specs]
-    if fmt == "json":
-        click.echo(dumps_json(rows))
-    elif fmt == "csv":
-        for row in rows:
-            row["aliases"] = "|".join(row["aliases"])
-        click.echo(csv_text(rows, MODEL_COLUMNS), nl=False)
-    else:
-        body = []
-        for r in rows:
-            size = format_count(r["total_params"])
-            if r["experts"]:
-                size += f" ({format_count(r['active_params'])} active, {r['experts_per_token']}/{r['experts']} experts)"
-            kv = (
-                str(r["kv_heads"])
-                if r["attention"] != "MLA"
-                else f"latent {r['kv_lora_rank']}+{r['qk_rope_head_dim']}"
-            )
-            body.append([r["name"], size, str(r["layers"]), str(r["hidden"]), f"{r['heads']}", kv,
-                         str(r["head_dim"]), r["attention"], f"{r['vocab']:,}", f"{r['context']:,}"])  # fmt: skip
-        headers = ["model", "parameters", "layers", "hidden", "heads", "KV heads", "head dim", "attention",
-                   "vocab", "context"]  # fmt: skip
-        click.echo(table(body, headers, align_right=(2, 3, 4, 6, 8, 9)))
-        click.echo(
-            f"{len(rows)} models; sources (each model's config.json) in --format json or csv. "
-            "Use a name with `planner estimate --model NAME`; --params N for any other model."
+    emit(
+        [s.to_dict() for s in specs],
+        fmt,
+        table=_render_models,
+        csv=lambda rows: ([r | {"aliases": "|".join(r["aliases"])} for r in rows], MODEL_COLUMNS),
+    )
+
+
+def _render_models(rows: list[dict]) -> str:
+    body = []
+    for r in rows:
+        size = format_count(r["total_params"])
+        if r["experts"]:
+            size += f" ({format_count(r['active_params'])} active, {r['experts_per_token']}/{r['experts']} experts)"
+        kv = (
+            str(r["kv_heads"])
+            if r["attention"] != "MLA"
+            else f"latent {r['kv_lora_rank']}+{r['qk_rope_head_dim']}"
         )
+        body.append([r["name"], size, str(r["layers"]), str(r["hidden"]), f"{r['heads']}", kv,
+                     str(r["head_dim"]), r["attention"], f"{r['vocab']:,}", f"{r['context']:,}"])  # fmt: skip
+    headers = ["model", "parameters", "layers", "hidden", "heads", "KV heads", "head dim", "attention",
+               "vocab", "context"]  # fmt: skip
+    return "\n".join(
+        [
+            table(body, headers, align_right=(2, 3, 4, 6, 8, 9)),
+            f"{len(rows)} models; sources (each model's config.json) in --format json or csv. "
+            "Use a name with `planner estimate --model NAME`; --params N for any other model.",
+        ]
+    )
