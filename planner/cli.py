@@ -116,11 +116,19 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PlannerError as err:
-            raise UserFacingError(err) from None
+            from planner.commands.flags import as_typed
+
+            raise UserFacingError(as_typed(err, _invoked(self, ctx))) from None
         except click.UsageError as err:
             if isinstance(err, HouseUsageError):
                 raise
             raise HouseUsageError(err) from None
+
+
+def _invoked(group: click.Group, ctx: click.Context) -> click.Command | None:
+    """The command ``ctx`` ran, whose flags name what a library error is about."""
+    name = ctx.invoked_subcommand
+    return group.get_command(ctx, name) if name else None
 
 
 @click.group(

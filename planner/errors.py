@@ -39,3 +39,22 @@ class ConfigError(UsageError):
 
 class DatabaseError(PlannerError):
     """The database cannot be reached, opened or written."""
+
+
+class QuantityError(UsageError):
+    """A value out of range, named by its quantity (``deadline_hours``), never by a flag: the library
+    does not know how a value was given. The command line words it as the flag the user typed
+    (``--deadline-hours``) when its command has that flag (``planner.commands.flags``)."""
+
+    def __init__(self, quantity: str, problem: str, example: str | None = None, hint: str | None = None):
+        self.quantity = quantity  # a Python name: hours, gpus_max, deadline_hours
+        self.problem = problem  # what is wrong, after the name: "must be at least 1, got 0"
+        self.example = example  # a good value, shown as "e.g. NAME EXAMPLE"
+        self.plain_hint = hint  # a hint that names no quantity, used instead of the example
+        message, worded_hint = self.worded(quantity.replace("_", " "))
+        super().__init__(message, worded_hint)
+
+    def worded(self, name: str) -> tuple[str, str | None]:
+        """The message and hint with the quantity called ``name`` (a flag, or its plain name)."""
+        hint = self.plain_hint or (f"e.g. {name} {self.example}" if self.example else None)
+        return f"{name} {self.problem}", hint

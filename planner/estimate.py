@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from planner.errors import UsageError
+from planner.errors import QuantityError, UsageError
 from planner.inference import (
     decode_step_seconds,
     decode_tokens_per_s,
@@ -433,26 +433,24 @@ def estimate(
     if spec is not None:
         params = spec.total_params
     assert params is not None
-    _check_range(params, "--params", MIN_PARAMS, MAX_PARAMS, "e.g. 7B or 6.7e9")
+    _check_range(params, "params", MIN_PARAMS, MAX_PARAMS, "7B or 6.7e9")
     precision = (precision or DEFAULT_PRECISION[task]).lower()
     check_task_precision(task, precision)
-    seq_len = DEFAULT_SEQ_LEN if seq_len is None else check_int(seq_len, "--seq-len")
-    batch = DEFAULT_BATCH if batch is None else check_int(batch, "--batch")
-    _check_range(seq_len, "--seq-len", 1, MAX_SEQ_LEN, "e.g. 4096")
-    _check_range(batch, "--batch", 1, MAX_BATCH, "e.g. 8")
+    seq_len = DEFAULT_SEQ_LEN if seq_len is None else check_int(seq_len, "seq_len")
+    batch = DEFAULT_BATCH if batch is None else check_int(batch, "batch")
+    _check_range(seq_len, "seq_len", 1, MAX_SEQ_LEN, "4096")
+    _check_range(batch, "batch", 1, MAX_BATCH, "8")
     if tokens is not None:
-        _check_range(tokens, "--tokens", 1, MAX_TOKENS, "e.g. 2B or 1.4T")
+        _check_range(tokens, "tokens", 1, MAX_TOKENS, "2B or 1.4T")
     if gpus is not None:
-        check_int(gpus, "--gpus")
-        _check_range(gpus, "--gpus", 1, MAX_GPUS, "e.g. 8")
+        check_int(gpus, "gpus")
+        _check_range(gpus, "gpus", 1, MAX_GPUS, "8")
     if mfu is not None and not (isinstance(mfu, int | float) and 0 < mfu <= 1):
-        raise UsageError(f"--mfu must be in (0, 1], got {mfu}", "e.g. --mfu 0.4")
+        raise QuantityError("mfu", f"must be in (0, 1], got {mfu}", "0.4")
     if overhead is not None and not (isinstance(overhead, int | float) and 0 <= overhead <= MAX_OVERHEAD):
-        raise UsageError(
-            f"--overhead must be from 0 to {MAX_OVERHEAD:g}, got {overhead}", "e.g. --overhead 0.1"
-        )
+        raise QuantityError("overhead", f"must be from 0 to {MAX_OVERHEAD:g}, got {overhead}", "0.1")
     if lora_rank is not None:
-        _check_range(check_int(lora_rank, "--lora-rank"), "--lora-rank", 1, 4096, "e.g. --lora-rank 64")
+        _check_range(check_int(lora_rank, "lora_rank"), "lora_rank", 1, 4096, "64")
         if task not in ("lora", "qlora"):
             raise UsageError("--lora-rank applies to --task lora or qlora", "e.g. --task lora --lora-rank 64")
     zero_stage = DEFAULT_ZERO_STAGE if zero_stage is None else zero_stage
@@ -473,9 +471,7 @@ def estimate(
         )
     elif kv_heads is not None:
         if not 1 <= kv_heads <= shape.heads:
-            raise UsageError(
-                f"--kv-heads must be from 1 to {shape.heads}, got {kv_heads}", "e.g. --kv-heads 8"
-            )
+            raise QuantityError("kv_heads", f"must be from 1 to {shape.heads}, got {kv_heads}", "8")
         shape = replace(shape, kv_heads=kv_heads, kv_lora_rank=None, qk_rope_head_dim=0)
     active = spec.active_params if spec is not None else params
     experts = spec.experts if spec is not None else None
@@ -673,10 +669,12 @@ def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus:
     return decode_tokens_per_s(*args), bound
 
 
-def _check_range(value: float, name: str, low: float, high: float, example: str) -> None:
-    check_positive(value, name)
+def _check_range(value: float, quantity: str, low: float, high: float, example: str) -> None:
+    check_positive(value, quantity)
     if value < low:
-        hint = f"{example}; a suffix is needed for large counts" if name == "--params" else example
-        raise UsageError(f"{name} {format_count(value)} is less than {format_count(low)}", hint)
+        suffix = "; a suffix is needed for large counts" if quantity == "params" else ""
+        raise QuantityError(
+            quantity, f"{format_count(value)} is less than {format_count(low)}", example + suffix
+        )
     if value > high:
-        raise UsageError(f"{name} {format_count(value)} is more than {format_count(high)}", example)
+        raise QuantityError(quantity, f"{format_count(value)} is more than {format_count(high)}", example)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.errors import UnknownNameError, UsageError
+from planner.errors import QuantityError, UnknownNameError, UsageError
 from planner.units import BYTES_PER_GB
 
 TASKS: tuple[str, ...] = ("pretrain", "full", "lora", "qlora", "inference")
@@ -141,14 +141,15 @@ class ModelShape:
 
 def default_shape(params: float, kv_heads: int | None = None) -> ModelShape:
     """A standard shape for N parameters: N ≈ 12·L·d², d/L = 128, head_dim 128 (see the constants)."""
-    check_positive(params, "--params")
+    check_positive(params, "params")
     layers = max(1, round((params / (12 * ASPECT_RATIO**2)) ** (1 / 3)))
     hidden = HEAD_DIM * max(1, round(math.sqrt(params / (12 * layers)) / HEAD_DIM))
     heads = hidden // HEAD_DIM
     if kv_heads is not None and not 1 <= kv_heads <= heads:
-        raise UsageError(
-            f"--kv-heads must be from 1 to {heads} (the attention heads) for this model, got {kv_heads}",
-            "e.g. --kv-heads 8 for grouped-query attention",
+        raise QuantityError(
+            "kv_heads",
+            f"must be from 1 to {heads} (the attention heads) for this model, got {kv_heads}",
+            "8 for grouped-query attention",
         )
     return ModelShape(layers, hidden, heads, kv_heads or heads, HEAD_DIM)
 
@@ -245,7 +246,7 @@ def replicated_gb(breakdown: dict[str, float], zero_stage: int) -> float:
     """Per-GPU GB that ZeRO stage ``zero_stage`` keeps whole on every GPU (ZeRO §5: stage 1 shards the
     optimizer states, 2 also the gradients, 3 also the weights; stage 0 is plain data parallelism)."""
     if zero_stage not in ZERO_STAGES:
-        raise UsageError(f"--zero-stage must be 0, 1, 2 or 3, got {zero_stage}", "e.g. --zero-stage 2")
+        raise QuantityError("zero_stage", f"must be 0, 1, 2 or 3, got {zero_stage}", "2")
     kept = ("weights", "gradients", "optimizer_states")[: 3 - zero_stage]
     return sum(breakdown[k] for k in kept) * (1 + TRAINING_OVERHEAD_FRACTION)
 
@@ -276,14 +277,14 @@ def check_task_precision(task: str, precision: str) -> None:
         raise UsageError(f"task {task!r} cannot use precision {precision!r}", hint)
 
 
-def check_positive(value: float, name: str) -> None:
+def check_positive(value: float, quantity: str) -> None:
     if isinstance(value, bool) or not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise UsageError(f"{name} must be a positive number, got {value!r}", "e.g. 7B or 2e12")
+        raise QuantityError(quantity, f"must be a positive number, got {value!r}", "7B or 2e12")
 
 
-def check_int(value: int, name: str) -> int:
+def check_int(value: int, quantity: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"{name} must be a whole number of at least 1, got {value!r}")
+        raise QuantityError(quantity, f"must be a whole number of at least 1, got {value!r}")
     return value
 
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner import catalog
-from planner.errors import UsageError
+from planner.errors import QuantityError, UsageError
 from planner.estimate import Estimate, NoFp8Error, estimate
 from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.pricing import (
@@ -262,18 +262,17 @@ def check_plan_filters(
 ) -> tuple[Decimal | None, float | None]:
     """Refuse nonsense filters before any database work; returns (budget, deadline)."""
     if gpus_max is not None and (isinstance(gpus_max, bool) or not 1 <= gpus_max <= MAX_GPUS):
-        raise UsageError(f"--gpus-max must be from 1 to {MAX_GPUS:,}, got {gpus_max}", "e.g. --gpus-max 8")
+        raise QuantityError("gpus_max", f"must be from 1 to {MAX_GPUS:,}, got {gpus_max}", "8")
     budget = None
     if budget_cny is not None:
         budget = Decimal(str(budget_cny))
         if not budget.is_finite() or budget <= 0:
-            raise UsageError(
-                f"--budget must be a positive amount of CNY, got {budget_cny}", "e.g. --budget 50000"
-            )
+            raise QuantityError("budget", f"must be a positive amount of CNY, got {budget_cny}", "50000")
     if deadline_hours is not None and not (0 < deadline_hours <= MAX_HOURS):
-        raise UsageError(
-            f"--deadline-hours must be more than 0 and at most {MAX_HOURS:,} (ten years), got {deadline_hours:g}",
-            "e.g. --deadline-hours 72",
+        raise QuantityError(
+            "deadline_hours",
+            f"must be more than 0 and at most {MAX_HOURS:,} (ten years), got {deadline_hours:g}",
+            "72",
         )
     return budget, deadline_hours
 
@@ -302,12 +301,14 @@ def _work_for(
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
         if workload.task == "inference":
             needed = serving_gpus(needed)
+    why = (
+        f"to finish in {deadline:g} h"
+        if needed > (base.gpus_needed or 1)
+        else f"to hold {base.memory_gb:.0f} GB"
+    )
+    if needed > MAX_GPUS:  # more than any plan rents: the deadline (or the model) is out of reach
+        return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
     if gpus_max is not None and needed > gpus_max:
-        why = (
-            f"to finish in {deadline:g} h"
-            if needed > (base.gpus_needed or 1)
-            else f"to hold {base.memory_gb:.0f} GB"
-        )
         return f"needs {needed} GPUs {why}; --gpus-max is {gpus_max}"
     serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
     if not serving:

@@ -44,7 +44,7 @@ from planner.billing import (
     SPOT,
     canonical_billing,
 )
-from planner.errors import ConfigError, UnknownNameError, UsageError
+from planner.errors import ConfigError, QuantityError, UnknownNameError, UsageError
 from planner.normalize import PriceRejected, fx_rate, per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
@@ -493,7 +493,7 @@ class Job:
         price_basis: str = LATEST,
         history_days: int = HISTORY_DAYS,
     ) -> Job:
-        """The job, or a UsageError naming the flag: hours in (0, ten years], 1 to MAX_GPUS GPUs, the
+        """The job, or a QuantityError naming the quantity: hours in (0, ten years], 1 to MAX_GPUS GPUs, the
         days (default: the fewest that hold the hours) long enough for the hours."""
         if (
             isinstance(hours, bool)
@@ -501,16 +501,18 @@ class Job:
             or not math.isfinite(hours)
             or hours <= 0
         ):
-            raise UsageError(f"--hours must be a positive number, got {hours!r}", hint="e.g. --hours 500")
+            raise QuantityError("hours", f"must be a positive number, got {hours!r}", "500")
         if hours > MAX_HOURS:
-            raise UsageError(f"--hours {hours:g} is more than ten years", hint="quote at most 87600 hours")
+            raise QuantityError(
+                "hours", f"{hours:g} is more than ten years", hint="quote at most 87600 hours"
+            )
         if gpus < 1 or gpus > MAX_GPUS:
-            raise UsageError(f"--gpus must be between 1 and {MAX_GPUS}, got {gpus}", hint="e.g. --gpus 8")
+            raise QuantityError("gpus", f"must be between 1 and {MAX_GPUS}, got {gpus}", "8")
         needed_days = math.ceil(hours / HOURS_PER_DAY)
         if days is None:
             days = needed_days
         elif days < 1:
-            raise UsageError(f"--days must be at least 1, got {days}", hint="e.g. --days 30, or leave it out")
+            raise QuantityError("days", f"must be at least 1, got {days}", "30, or leave it out")
         elif hours > days * HOURS_PER_DAY:
             raise UsageError(
                 f"{hours:g} hours do not fit in {days} days (at most {days * HOURS_PER_DAY} hours)",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from planner.errors import UsageError
+from planner.errors import QuantityError
 from planner.pricing import (
     ALL,
     Job,
@@ -79,7 +79,7 @@ def validate(request: QuoteRequest) -> tuple[OfferQuery, Job]:
     """Check the request and canonicalise its names, before any database work."""
     job = Job.check(request.gpus, request.hours, request.days, request.price_basis, request.history_days)
     if request.top is not None and request.top < 1:
-        raise UsageError(f"--top must be at least 1, got {request.top}", hint="e.g. --top 5")
+        raise QuantityError("top", f"must be at least 1, got {request.top}", "5")
     query = OfferQuery.build(
         [request.gpu],
         request.providers,

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import HOURS_PER_YEAR
 from planner.catalog import stale_purchase_price_note
-from planner.errors import UsageError
+from planner.errors import QuantityError, UsageError
 from planner.estimate import gpu_class
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,10 +175,8 @@ def tco(
         return given.get(name, "given") if value is not None else default_source
 
     if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= MAX_GPUS:
-        raise UsageError(
-            f"--gpus must be a whole number from 1 to {MAX_GPUS:,}, got {gpus!r}", "e.g. --gpus 8"
-        )
-    years_d = _bounded(DEFAULT_YEARS if years is None else years, "--years", Decimal(0), MAX_YEARS, "e.g. 3")
+        raise QuantityError("gpus", f"must be a whole number from 1 to {MAX_GPUS:,}, got {gpus!r}", "8")
+    years_d = _bounded(DEFAULT_YEARS if years is None else years, "years", Decimal(0), MAX_YEARS, "e.g. 3")
     rent = _bounded(
         rent_cny_per_gpu_hour, "rental price (CNY per GPU-hour)", Decimal(0), MAX_RENT_CNY_PER_GPU_HOUR
     )
@@ -197,11 +195,13 @@ def tco(
         host, host_note = HOST_CNY_PER_GPU[cls], HOST_SOURCE[cls]
     hosting = _default(hosting_cny_per_gpu_year, HOSTING_CNY_PER_GPU_YEAR[cls], "hosting", MAX_PURCHASE_CNY)
     tariff = _default(
-        electricity_cny_per_kwh, ELECTRICITY_CNY_PER_KWH, "--electricity", MAX_ELECTRICITY_CNY_PER_KWH
+        electricity_cny_per_kwh, ELECTRICITY_CNY_PER_KWH, "electricity", MAX_ELECTRICITY_CNY_PER_KWH
     )
-    pue_d = _default(pue, PUE, "--pue", MAX_PUE)
+    pue_d = _default(pue, PUE, "pue", MAX_PUE)
     if pue_d < 1:
-        raise UsageError(f"--pue must be at least 1, got {pue_d}", "a data centre's PUE is typically 1.2-1.6")
+        raise QuantityError(
+            "pue", f"must be at least 1, got {pue_d}", hint="a data centre's PUE is typically 1.2-1.6"
+        )
     idle = _default(idle_power_fraction, IDLE_POWER_FRACTION, "idle power fraction", Decimal(1))
     host_power = _default(host_power_fraction, HOST_POWER_FRACTION, "host power fraction", Decimal(2))
     if resale_fraction is None:
@@ -356,10 +356,10 @@ def _work_gpu_hours(
             "give --hours or --utilization, exactly one", "e.g. --hours 3000 or --utilization 0.5"
         )
     if utilization is not None:
-        u = _bounded(utilization, "--utilization", Decimal(0), Decimal(1), "e.g. 0.5 for 50% busy")
+        u = _bounded(utilization, "utilization", Decimal(0), Decimal(1), "e.g. 0.5 for 50% busy")
         return capacity * u
     assert hours is not None
-    per_gpu = _bounded(hours, "--hours", Decimal(0), MAX_YEARS * HOURS_PER_YEAR, "e.g. --hours 3000")
+    per_gpu = _bounded(hours, "hours", Decimal(0), MAX_YEARS * HOURS_PER_YEAR, "e.g. 3000 hours")
     if per_gpu * gpus > capacity:
         raise UsageError(
             f"a GPU is busy at most {capacity / gpus:,.0f} hours in {years:g} years, not {per_gpu:,.0f}",
@@ -373,7 +373,7 @@ def _purchase_price(
 ) -> tuple[Decimal, str, bool]:
     """(price per GPU in CNY, where it came from, whether it includes the server)."""
     if given is not None:
-        return _bounded(given, "--purchase-price", Decimal(0), MAX_PURCHASE_CNY, "e.g. 12999"), "given", False
+        return _bounded(given, "purchase_price", Decimal(0), MAX_PURCHASE_CNY, "e.g. 12999"), "given", False
     source = gpu.purchase_price_source or "catalog"
     dated = f"catalog, {gpu.purchase_price_date or 'undated'}: {source}"
     included = "server included" in source.lower() or "incl. server" in source.lower()
@@ -408,13 +408,13 @@ def _summary(
 
 def _to_decimal(value: Decimal | float | str | int, name: str) -> Decimal:
     if isinstance(value, bool):
-        raise UsageError(f"{name} is not a number: {value!r}")
+        raise QuantityError(name, f"is not a number: {value!r}")
     try:
         d = value if isinstance(value, Decimal) else Decimal(str(value).strip())
     except ArithmeticError as exc:  # decimal.InvalidOperation
-        raise UsageError(f"{name} is not a number: {value!r}") from exc
+        raise QuantityError(name, f"is not a number: {value!r}") from exc
     if not d.is_finite():
-        raise UsageError(f"{name} must be finite, got {value!r}")
+        raise QuantityError(name, f"must be finite, got {value!r}")
     return d
 
 
@@ -430,12 +430,14 @@ def _bounded(
     d = _to_decimal(value, name)
     shown = f"{d:g}"  # the user's number, never a Python repr such as Decimal('2')
     if (low, high) == (0, 1) and not (low < d <= high or (allow_zero and d == low)):
-        raise UsageError(f"{name} must be between 0 and 1, got {shown}", hint or "a fraction, e.g. 0.6")
+        raise QuantityError(
+            name, f"must be between 0 and 1, got {shown}", hint=hint or "a fraction, e.g. 0.6"
+        )
     if d < low or (d == low and not allow_zero):
         word = "cannot be negative" if allow_zero and low == 0 else f"must be more than {low:g}"
-        raise UsageError(f"{name} {word}, got {shown}", hint or f"give a positive {name.lstrip('-')}")
+        raise QuantityError(name, f"{word}, got {shown}", hint=hint or "give a positive number")
     if d > high:
-        raise UsageError(f"{name} must be at most {high:g}, got {shown}", hint or f"at most {high:g}")
+        raise QuantityError(name, f"must be at most {high:g}, got {shown}", hint=hint or f"at most {high:g}")
     return d
 
 

@@ -282,7 +282,7 @@ def test_to_dict_is_json_ready_with_required_keys():
         (dict(params=7e9, task="full", mfu=1.5), "mfu"),
         (dict(params=7e9, task="full", mfu=0), "mfu"),
         (dict(params=7e9, task="full", gpus=0), "gpus"),
-        (dict(params=7e9, task="full", seq_len=0), "--seq-len"),
+        (dict(params=7e9, task="full", seq_len=0), "seq len"),
         (dict(params=7e9, task="full", batch=2.5), "batch"),
     ],
 )
@@ -325,13 +325,13 @@ def test_fine_tuning_checkpoints_by_default_and_7b_lora_fits_one_24gb_card():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(params=7, task="lora"), "--params 7 is less than 1.0M"),
-        (dict(params=1e15, task="lora"), "--params 1000.0T is more than 100.0T"),
-        (dict(params=7e9, task="lora", tokens=1e16), "--tokens .* is more than"),
-        (dict(params=7e9, task="lora", seq_len=10**8), "--seq-len"),
-        (dict(params=7e9, task="lora", batch=10**6), "--batch"),
-        (dict(params=7e9, task="lora", gpu=A100, gpus=10**6), "--gpus"),
-        (dict(params=True, task="lora"), "--params"),
+        (dict(params=7, task="lora"), "params 7 is less than 1.0M"),
+        (dict(params=1e15, task="lora"), "params 1000.0T is more than 100.0T"),
+        (dict(params=7e9, task="lora", tokens=1e16), "tokens .* is more than"),
+        (dict(params=7e9, task="lora", seq_len=10**8), "seq len"),
+        (dict(params=7e9, task="lora", batch=10**6), "batch"),
+        (dict(params=7e9, task="lora", gpu=A100, gpus=10**6), "gpus"),
+        (dict(params=True, task="lora"), "params"),
     ],
 )
 def test_out_of_range_inputs(kwargs, match):

@@ -203,13 +203,13 @@ def test_tiered_hourly_cost_pays_each_hour_at_its_step():
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
-        ({"hours": -5}, "--hours must be a positive"),
-        ({"hours": 0}, "--hours must be a positive"),
-        ({"hours": float("nan")}, "--hours must be a positive"),
-        ({"hours": 10, "gpus": 0}, "--gpus must be between"),
+        ({"hours": -5}, "hours must be a positive"),
+        ({"hours": 0}, "hours must be a positive"),
+        ({"hours": float("nan")}, "hours must be a positive"),
+        ({"hours": 10, "gpus": 0}, "gpus must be between"),
         ({"hours": 100, "days": 2}, "do not fit in 2 days"),
-        ({"hours": 10, "days": 0}, "--days must be at least 1"),
-        ({"hours": 10, "top": 0}, "--top must be at least 1"),
+        ({"hours": 10, "days": 0}, "days must be at least 1"),
+        ({"hours": 10, "top": 0}, "top must be at least 1"),
         ({"hours": 1e9}, "more than ten years"),
     ],
 )
