@@ -513,10 +513,12 @@ class Job:
             days = needed_days
         elif days < 1:
             raise QuantityError("days", f"must be at least 1, got {days}", "30, or leave it out")
+        elif days * HOURS_PER_DAY > MAX_HOURS:
+            raise QuantityError("days", f"{days} is more than ten years", "30, or leave it out")
         elif hours > days * HOURS_PER_DAY:
             raise UsageError(
                 f"{hours:g} hours do not fit in {days} days (at most {days * HOURS_PER_DAY} hours)",
-                hint=f"use --days {needed_days} or more, or fewer --hours",
+                hint=f"spread it over {needed_days} days or more, or run fewer hours",
             )
         return cls(gpus, float(hours), days, check_basis(price_basis), history_days)
 

@@ -72,13 +72,13 @@ class Observed(Protocol):
     def observed_at(self) -> dt.datetime: ...
 
 
-def check_basis(basis: str, given_by: str = "--price-basis") -> str:
-    """The basis, lower-cased; a one-line error naming where it came from and the choices otherwise."""
+def check_basis(basis: str, given_by: str | None = None) -> str:
+    """The basis, lower-cased; a one-line error naming where it came from (a config setting, say) and
+    the choices otherwise. The command line offers only the choices (a click Choice)."""
     cleaned = basis.strip().lower()
     if cleaned not in PRICE_BASES:
-        raise UsageError(
-            f"{given_by}: unknown price basis {basis!r}", f"choose one of {', '.join(PRICE_BASES)}"
-        )
+        where = f"{given_by}: " if given_by else ""
+        raise UsageError(f"{where}unknown price basis {basis!r}", f"choose one of {', '.join(PRICE_BASES)}")
     return cleaned
 
 

@@ -28,10 +28,13 @@ def test_library_errors_name_the_quantity_not_a_flag(call, quantity):
 
 
 def test_the_command_words_a_quantity_as_the_flag_typed(run_cli):
-    result = run_cli("quote", "--gpu", "A100", "--hours", "-5")
+    result = run_cli("quote", "--gpu", "A100-80GB", "--hours", "1K", "--gpus", "0.5K", "--days", "0")
     assert result.exit_code == 2
-    assert "Error: --hours must be a positive number" in result.output
-    assert "Hint: e.g. --hours 500" in result.output
+    assert "Error: --days must be positive" in result.output  # read by the option type
+    result = run_cli("quote", "--gpu", "A100-80GB", "--hours", "1K", "--gpus", "200K")
+    assert result.exit_code == 2
+    assert "Error: --gpus must be between 1 and 100000, got 200000" in result.output  # by the library
+    assert "Hint: e.g. --gpus 8" in result.output
 
 
 def test_plan_never_names_a_flag_that_was_not_given(run_cli):
@@ -89,3 +92,77 @@ def test_runs_shows_a_run_running_for_twice_the_timeout_as_interrupted():
     assert seen_status("running", start, start + dt.timedelta(seconds=1801), 900) == "interrupted"
     assert seen_status("running", start, start + dt.timedelta(seconds=1799), 900) == "running"
     assert seen_status("ok", start, start + dt.timedelta(days=9), 900) == "ok"
+
+
+def _leaf_commands():
+    """(name, click command) of every command, subcommands of groups (``alerts list``) included."""
+    import click
+
+    from planner.cli import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        if isinstance(command, click.Group):
+            yield from ((f"{name} {sub}", c) for sub, c in command.commands.items())
+        else:
+            yield name, command
+
+
+def _option(command, flag):
+    return next((p for p in command.params if flag in getattr(p, "opts", ())), None)
+
+
+def test_every_command_spells_the_shared_options_the_same_way():
+    """--gpu, --provider, --billing and --format: one spelling, metavar and meaning wherever they occur,
+    and every command that prints data has --format table|json|csv (any case)."""
+    import click
+
+    from planner.commands.options import _one_gpu
+    from planner.output import FORMATS
+
+    quiet = {"export"}  # export writes CSV, its one format
+    for name, command in _leaf_commands():
+        fmt = _option(command, "--format")
+        if name not in quiet:
+            assert fmt is not None, f"{name} has no --format"
+        if fmt is not None:
+            assert isinstance(fmt.type, click.Choice) and tuple(fmt.type.choices) == FORMATS, name
+            assert fmt.type.case_sensitive is False, name
+        gpu = _option(command, "--gpu")
+        if gpu is not None:  # several GPUs, or one and an error for a second: never "the last one wins"
+            assert gpu.metavar == "GPU" and gpu.multiple, name
+            assert gpu.callback is _one_gpu or "(repeatable)" in gpu.help, name
+        for flag, metavar in (("--provider", "NAME"), ("--billing", "MODE")):
+            option = _option(command, flag)
+            if option is not None:
+                assert option.multiple and option.metavar == metavar, f"{name} {flag}"
+
+
+SPELLED = ["--provider", "ALIYUN", "--billing", "按量", "--format", "JSON"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["prices", "--gpu", "a100-80gb", *SPELLED],
+        ["quote", "--gpu", "a100-80gb", "--hours", "1.5e3", *SPELLED],
+        ["history", "--gpu", "a100-80gb", *SPELLED],
+        ["plan", "--model", "qwen2.5-7b", "--task", "lora", "--tokens", "1B", "--gpu", "a100-80gb", *SPELLED],
+        ["tco", "--gpu", "a100-80gb", "--hours", "1K", *SPELLED],
+        ["gpus", "--value", "--gpu", "a100-80gb", *SPELLED],
+        ["runs", "--provider", "ALIYUN", "--format", "JSON"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_every_data_command_accepts_the_same_spellings(run_cli, args):
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.output
+    json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("command", [["quote", "--hours", "5"], ["history"], ["tco", "--hours", "5"]])
+def test_a_second_gpu_where_one_is_taken_is_an_error_not_the_last_one_winning(run_cli, command):
+    result = run_cli(command[0], "--gpu", "A100-80GB", "--gpu", "H800", *command[1:])
+    assert result.exit_code == 2
+    assert "takes one GPU, got 'A100-80GB', 'H800'" in result.stderr

@@ -478,7 +478,10 @@ T = ("tco", "--gpu", "RTX4090")
         ((*T, "--hours", "100", "--purchase-price", "0"), "--purchase-price must be positive"),
         ((*T, "--hours", "100", "--purchase-price", "1e12"), "--purchase-price must be at most"),
         ((*T, "--hours", "100", "--rent-price", "0"), "rental price (CNY per GPU-hour) must be more than 0"),
-        ((*T, "--hours", "100", "--price-basis", "average"), "unknown price basis 'average'"),
+        (
+            (*T, "--hours", "100", "--price-basis", "average"),
+            "'average' is not one of 'latest', 'median', 'min'",
+        ),
         (("tco", "--gpu", "L40S", "--hours", "100"), "the catalog has no purchase price for L40S-48GB"),
         (("tco", "--gpu", "RTXA6000", "--hours", "100"), "no rental price for RTXA6000-48GB"),
         (("tco", "--gpu", "XYZ", "--hours", "100"), "unknown GPU 'XYZ'"),

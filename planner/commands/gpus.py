@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from planner.commands.emit import emit, reading_engine
-from planner.commands.options import billing_option, format_option, provider_option
+from planner.commands.options import billing_option, format_option, provider_option, single_gpu_option
 from planner.errors import UsageError
 from planner.output import money, short, table
 
@@ -40,7 +40,7 @@ COLUMNS = (
 
 
 @click.command()
-@click.option("--gpu", "query", metavar="GPU", help="Only this family or model, e.g. A100 or RTX4090.")
+@single_gpu_option("Only this family or model, e.g. A100 or RTX4090.", required=False, dest="query")
 @click.option(
     "--include-variants",
     is_flag=True,

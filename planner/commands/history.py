@@ -8,12 +8,18 @@ from pathlib import Path
 import click
 
 from planner.commands.emit import emit, reading_engine
-from planner.commands.options import billing_option, format_option, provider_option, variants_option
+from planner.commands.options import (
+    billing_option,
+    format_option,
+    provider_option,
+    single_gpu_option,
+    variants_option,
+)
 from planner.output import money, table
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
+@single_gpu_option("GPU family (A100) or model (A100-80GB).")
 @provider_option
 @billing_option
 @click.option(

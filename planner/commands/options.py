@@ -22,6 +22,45 @@ gpu_filter_option = click.option(
     metavar="GPU",
     help="GPU family or model, e.g. A100, A100-80GB, 4090 (repeatable).",
 )
+
+
+def _one_gpu(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    """One --gpu, never "the last one wins": a second is a usage error naming both."""
+    if len(value) > 1:
+        raise click.BadParameter(
+            f"this command takes one GPU, got {', '.join(repr(v) for v in value)}; "
+            "run it once per GPU (plan, prices and report take several)",
+            ctx=ctx,
+            param=param,
+        )
+    return value[0] if value else None
+
+
+def single_gpu_option(help: str, required: bool = True, dest: str = "gpu"):  # noqa: ANN201, A002 - click
+    """``--gpu`` for a command about one GPU: spelled as everywhere, refused when given twice."""
+    return click.option(
+        "--gpu",
+        dest,
+        multiple=True,  # so a second --gpu is seen and refused, not silently taking the first's place
+        required=required,
+        metavar="GPU",
+        callback=_one_gpu,
+        help=help,
+    )
+
+
+def price_basis_option(default_help: str):  # noqa: ANN201 - a click decorator
+    """``--price-basis``: one of planner.recent.PRICE_BASES (any case); the default is the config's."""
+    from planner.recent import PRICE_BASES
+
+    return click.option(
+        "--price-basis",
+        type=click.Choice(PRICE_BASES, case_sensitive=False),
+        metavar="BASIS",
+        help=f"{default_help} ({'|'.join(PRICE_BASES)}).",
+    )
+
+
 provider_option = click.option(
     "--provider",
     "providers",

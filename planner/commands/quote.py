@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
     format_option,
+    price_basis_option,
     provider_option,
     region_option,
+    single_gpu_option,
     variants_option,
 )
 from planner.output import money, short, table
@@ -63,12 +66,18 @@ CSV_COLUMNS = (
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
-@click.option("--hours", required=True, type=float, metavar="H", help="Wall-clock hours the job runs.")
+@single_gpu_option("GPU family (A100) or model (A100-80GB).")
+@click.option(
+    "--hours",
+    required=True,
+    type=Count("500"),
+    metavar="H",
+    help="Wall-clock hours the job runs (500, 1K, 1.5e3).",
+)
 @click.option(
     "--gpus",
     "gpu_count",
-    type=int,
+    type=Count("8", whole=True),
     default=1,
     show_default=True,
     metavar="N",
@@ -76,19 +85,20 @@ CSV_COLUMNS = (
 )
 @click.option(
     "--days",
-    type=int,
+    type=Count("30", whole=True),
     metavar="D",
     help="Calendar days the job is spread over (default: the fewest that hold H hours).",
 )
 @provider_option
 @region_option
 @billing_option
-@click.option("--top", type=int, metavar="K", help="Show the K cheapest options (default from [quote] top).")
 @click.option(
-    "--price-basis",
-    metavar="BASIS",
-    help="Cost on each option's latest price (default), or its 30-day median or min: latest|median|min.",
+    "--top",
+    type=Count("5", whole=True),
+    metavar="K",
+    help="Show the K cheapest options (default from [quote] top).",
 )
+@price_basis_option("Cost on each option's latest price (default), or its 30-day median or min")
 @variants_option
 @format_option
 @click.pass_obj

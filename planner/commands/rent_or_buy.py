@@ -12,7 +12,13 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
-from planner.commands.options import billing_option, format_option, provider_option
+from planner.commands.options import (
+    billing_option,
+    format_option,
+    price_basis_option,
+    provider_option,
+    single_gpu_option,
+)
 from planner.output import money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @click.command()
-@click.option("--gpu", required=True, metavar="GPU", help="GPU model, e.g. RTX4090 or H800.")
+@single_gpu_option("GPU model, e.g. RTX4090 or H800.")
 @click.option("--hours", type=Count("3000"), metavar="H", help="Hours each GPU is busy over the horizon.")
 @click.option(
     "--utilization", type=Number("0.5"), metavar="U", help="Or: the busy share of the horizon, in (0, 1]."
@@ -56,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     metavar="CNY",
     help="Rental CNY per GPU-hour (default: the cheapest in the database).",
 )
-@click.option("--price-basis", metavar="BASIS", help="Rental price: median (30-day, default), latest or min.")
+@price_basis_option("Rental price: its 30-day median (default), latest or min")
 @provider_option
 @billing_option
 @format_option

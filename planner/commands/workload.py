@@ -15,7 +15,13 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
-from planner.commands.options import billing_option, format_option, gpu_filter_option, provider_option
+from planner.commands.options import (
+    billing_option,
+    format_option,
+    gpu_filter_option,
+    provider_option,
+    single_gpu_option,
+)
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
 from planner.output import money, short, table
@@ -182,7 +188,7 @@ def _workload_args(
 
 @click.command()
 @workload_options(tokens_required=False)
-@click.option("--gpu", metavar="GPU", help="GPU model, e.g. RTX4090 or A100-80GB: GPUs needed and hours.")
+@single_gpu_option("GPU model, e.g. RTX4090 or A100-80GB: GPUs needed and hours.", required=False)
 @click.option(
     "--gpus",
     type=Count("8", whole=True),
