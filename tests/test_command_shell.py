@@ -166,3 +166,22 @@ def test_a_second_gpu_where_one_is_taken_is_an_error_not_the_last_one_winning(ru
     result = run_cli(command[0], "--gpu", "A100-80GB", "--gpu", "H800", *command[1:])
     assert result.exit_code == 2
     assert "takes one GPU, got 'A100-80GB', 'H800'" in result.stderr
+
+
+def test_the_star_note_lists_each_reason_once():
+    from planner.commands.notes import star_note
+
+    notes = [
+        "GPU inferred from the gn7e family, not stated by Aliyun",
+        "GPU inferred from the gn6i family, not stated by Aliyun",
+        "GPU inferred from the gn7e family, not stated by Aliyun",
+        "A100 memory size not stated by the source; assumed 80 GB",
+        "A100 memory size not stated by the source; assumed 40 GB",
+        None,
+        "listed as 'GPU' only",
+    ]
+    assert star_note(notes) == (
+        "* GPU model inferred, not stated by the source: from the instance family at Aliyun (gn6i, gn7e); "
+        "A100 memory size not stated, assumed 40 or 80 GB; listed as 'GPU' only."
+    )
+    assert star_note([None, ""]) is None

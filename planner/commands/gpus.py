@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from planner.commands.emit import emit, reading_engine
+from planner.commands.notes import star_note
 from planner.commands.options import billing_option, format_option, provider_option, single_gpu_option
 from planner.errors import UsageError
 from planner.output import money, short, table
@@ -278,8 +279,8 @@ def _value_notes(result: ValueRanking) -> list[str]:
     ranked = result.ranked
     if any(r.offer and not r.offer.availability.rentable for r in ranked):
         notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
-    if any(r.offer and r.offer.gpu_note for r in ranked):
-        notes.append("* GPU model inferred from the instance family, not stated by the provider.")
+    if star := star_note(r.offer.gpu_note for r in ranked if r.offer):
+        notes.append(star)
     if any(r.offer and r.offer.provider == "autodl" for r in ranked):
         notes.append("AutoDL is a marketplace: its price is the cheapest listing for one GPU.")
     if any(r.china_variant for r in ranked):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.commands.emit import emit, reading_engine
+from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -65,8 +66,8 @@ def render_prices(found) -> str:  # noqa: ANN001 - planner.prices.PriceList
     headers = ["gpu", "provider", "region", "instance", "gpus", "billing", "price", "CNY/GPU-h", "stock"]
     headers += ["observed", "source"]
     lines = [table(rows, headers, align_right=(4, 6, 7))]
-    if any(r.gpu_note for r in found.rows):
-        lines.append("* GPU model inferred, not stated by the source.")
+    if star := star_note(r.gpu_note for r in found.rows):
+        lines.append(star)
     return "\n".join(lines)
 
 

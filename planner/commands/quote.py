@@ -6,6 +6,7 @@ import click
 
 from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
+from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -349,11 +350,8 @@ def _row(
 def _notes(options: tuple[JobCost, ...]) -> list[str]:
     notes = []
     offers = [o.offer for o in options]
-    if any(o.gpu_note for o in offers):
-        notes.append(
-            "* GPU model inferred, not stated by the source: "
-            + "; ".join(sorted({o.gpu_note for o in offers if o.gpu_note}))
-        )
+    if star := star_note(o.gpu_note for o in offers):
+        notes.append(star)
     if any(o.china_variant for o in offers):
         notes.append(
             "(V) China variant of the GPU asked for (cut interconnect or compute, or rebuilt with more memory)."

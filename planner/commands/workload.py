@@ -15,6 +15,7 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
+from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -536,6 +537,8 @@ def render_plan(p: Plan) -> str:
         lines.append(f"Left out: {', '.join(models)}: {reason}.")
     if p.unpriced:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
+    if star := star_note(o.rental.offer.gpu_note for o in p.options):
+        lines.append(star)
     if p.options:
         lines.append(
             (
