@@ -54,7 +54,10 @@ def summarise(
     """``chart`` is what ``reports.chart.write_chart`` drew (its note, if any, joins the notes);
     ``chart_cid`` the Content-ID (from ``make_msgid``) under which the message carries its PNG."""
     prices = report.tables["prices"]
-    cheapest = report.tables["cheapest"].head(top)
+    # The cheapest models, cheapest first: the CSV lists every model by name, the e-mail the top ones.
+    cheapest = (
+        report.tables["cheapest"].sort_values(["cny_per_gpu_hour", "gpu_model"], kind="stable").head(top)
+    )
     changes = report.tables["changes"]
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False).head(10)
     health = report.tables["health"]
@@ -105,7 +108,9 @@ def summarise(
 
     more = len(report.tables["cheapest"]) - len(cheapest)
     cheap_title = "Cheapest per GPU-hour" + (
-        f" ({len(cheapest)} of {len(cheapest) + more} GPU models)" if more else ""
+        f" (the {len(cheapest)} cheapest of {len(cheapest) + more} GPU models; all in the cheapest CSV)"
+        if more
+        else ""
     )
     sections: list[tuple[str, list[tuple[str, ...]], str]] = [
         (cheap_title, cheap_rows, "No prices."),
