@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # SQLAlchemy is imported when a command opens the database, n
 class App:
     config_file: str | None = None
     db_url: str | None = None
+    say: Callable[[str], None] | None = None  # where a line about what was done goes (standard error)
     _engine: Engine | None = field(default=None, repr=False)
 
     @cached_property
@@ -27,7 +29,7 @@ class App:
         if self._engine is None:
             from planner.storage import open_database
 
-            self._engine = open_database(self.config, self.db_url)
+            self._engine = open_database(self.config, self.db_url, self.say)
         return self._engine
 
     def reading_engine(self):  # noqa: ANN201 - (Engine, SnapshotInfo | None)

@@ -163,7 +163,7 @@ def cli(ctx: click.Context, db_url: str | None, config_file: str | None) -> None
     """
     from planner.app import App
 
-    ctx.obj = App(config_file=config_file, db_url=db_url)
+    ctx.obj = App(config_file=config_file, db_url=db_url, say=lambda line: click.echo(line, err=True))
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError, UsageError
+from planner.folders import ensure_folder
 
 PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
 
@@ -146,11 +147,13 @@ def produce_report(
     on_loaded: Callable[[Any], None] | None = None,
     chart: bool | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_created: Callable[[str], None] | None = None,
 ) -> ReportOutcome:
     """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
 
     ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
-    are written and sent, ``on_warning`` gets one line and the e-mail a note.
+    are written and sent, ``on_warning`` gets one line and the e-mail a note. A missing ``out_dir`` is
+    created and ``on_created`` gets a line saying so.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
     from planner.providers import PROVIDERS
@@ -172,7 +175,7 @@ def produce_report(
         cheapest=cheapest_for(gpu_models, providers, app.config.section("fx")),
     )
     try:
-        files = tuple(write_report(report, out_dir))
+        files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))
     except OSError as err:
         raise PlannerError(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",

@@ -244,6 +244,7 @@ def report_step(app: Any) -> int:
                 "e-mail attempt %d failed: %s; retrying in %g s", n, err.message, wait_s
             ),
             on_warning=lambda line: log.warning("report: %s", line),
+            on_created=lambda line: log.info("report: %s", line),
         )
     except ReportNotSent as err:
         log.error("report written to %s but not sent: %s (%s)", err.out_dir, err.message, err.hint)

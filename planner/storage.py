@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 from sqlalchemy import exc
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 
 from db.engine import SchemaTooNew, ensure_schema, make_engine, mask_password, redact_url
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
+from planner.folders import ensure_folder
 
 
 def display_url(url: str) -> str:
@@ -15,10 +19,14 @@ def display_url(url: str) -> str:
     return redact_url(url)
 
 
-def open_database(config: Config, url: str | None = None) -> Engine:
-    """An engine for ``url`` (else the configured one), migrated to the current schema."""
+def open_database(config: Config, url: str | None = None, say: Callable[[str], None] | None = None) -> Engine:
+    """An engine for ``url`` (else the configured one), migrated to the current schema. A SQLite file's
+    missing folder is created, and ``say`` gets a line saying so."""
     url = url or config.database_url
+    folder = sqlite_folder(url)
     try:
+        if folder is not None:
+            ensure_folder(folder, "the database", say)
         engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
     except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
         raise UsageError(
@@ -43,9 +51,12 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             hint="upgrade planner",
         ) from None
     except exc.DBAPIError as err:
+        hint = "check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running"
+        if folder is not None:  # no server: a file, and SQLite writes its journal beside it
+            hint = f"the folder {folder} and the file in it must be writable (SQLite writes beside the file)"
         raise DatabaseError(
             f"cannot open database {display_url(url)}: {mask_password(_first_line(err.orig), url)}",
-            hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
+            hint=hint,
         ) from None
     except OSError as err:  # the migration lock beside a SQLite file: unwritable, or a planted link
         raise DatabaseError(
@@ -53,6 +64,20 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             hint="the database's folder must be writable; remove anything else found under that name",
         ) from None
     return engine
+
+
+def sqlite_folder(url: str) -> Path | None:
+    """The folder of a SQLite file URL; None for a server, memory, or a URL that does not parse."""
+    try:
+        parsed = make_url(url)
+    except exc.ArgumentError:
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if database.startswith("file:"):
+        return None
+    return Path(database).expanduser().parent
 
 
 def _first_line(error: BaseException | None) -> str:

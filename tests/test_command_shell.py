@@ -185,3 +185,25 @@ def test_the_star_note_lists_each_reason_once():
         "A100 memory size not stated, assumed 40 or 80 GB; listed as 'GPU' only."
     )
     assert star_note([None, ""]) is None
+
+
+def test_a_missing_folder_is_created_with_a_line_saying_so(runner, tmp_path):
+    from planner.cli import cli
+
+    db = tmp_path / "new" / "deeper" / "planner.db"
+    out = tmp_path / "reports" / "today"
+    result = runner.invoke(cli, ["--db", f"sqlite:///{db}", "report", "--out", str(out), "--no-chart"])
+    assert result.exit_code == 0, result.output
+    assert f"Created the folder {db.parent} for the database." in result.stderr
+    assert f"Created the folder {out} for the report." in result.stderr
+    again = runner.invoke(cli, ["--db", f"sqlite:///{db}", "report", "--out", str(out), "--no-chart"])
+    assert again.exit_code == 0 and "Created the folder" not in again.stderr
+
+
+def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_server(runner, tmp_path):
+    from planner.cli import cli
+
+    result = runner.invoke(cli, ["--db", f"sqlite:///{tmp_path}", "prices"])  # a folder, not a file
+    assert result.exit_code == 1
+    assert f"Hint: the folder {tmp_path.parent} and the file in it must be writable" in result.stderr
+    assert "server" not in result.stderr

@@ -84,6 +84,7 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
             providers=list(dict.fromkeys(names)),
             on_retry=retrying,
             on_loaded=note_loaded,
+            on_created=lambda line: click.echo(line, err=True),
             chart=False if no_chart else None,
             on_warning=lambda line: click.echo(f"Warning: {line}.", err=True),
         )
