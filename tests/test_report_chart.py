@@ -57,6 +57,7 @@ def mailed(run_cli, tmp_path: Path, *args: str, config_extra: str = ""):  # noqa
     message received (parsed) and OUT."""
     handler = Recorder()
     out = tmp_path / "out"
+    out.mkdir()  # an existing folder: standard error holds only what the test is about
     with smtp_server(handler) as port:
         config = email_config(tmp_path, port)
         config.write_text(config.read_text() + config_extra)
@@ -159,7 +160,7 @@ def test_report_draws_the_png_beside_the_csv_files_and_lists_it(run_cli, tmp_pat
     line = next(line for line in result.stdout.splitlines() if png.name in line)
     assert line.split()[1] == "7"  # the points drawn: 4 + 2 + 1
     assert "cheapest on-demand CNY per GPU-hour of 3 GPU model(s)" in line
-    assert result.stderr == ""
+    assert result.stderr == f"Created the folder {out} for the report.\n"  # nothing else
 
     doc = json.loads(run_cli("report", "--out", str(out), "--format", "json").stdout)
     assert doc["files"][-1] == {"table": "cheapest_trend", "path": str(png), "rows": 7}
@@ -291,6 +292,7 @@ def test_without_matplotlib_the_report_is_written_with_a_warning(run_cli, tmp_pa
     load(run_cli, tmp_path, ROWS)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now fails
     out = tmp_path / "out"
+    out.mkdir()  # an existing folder: standard error holds only what the test is about
     result = run_cli("report", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert result.stderr.strip() == (
