@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -26,18 +26,25 @@ from sqlalchemy.engine import Engine
 
 from db import store
 from db.bulk import PriceBatches, PriceRecord
-from db.store import InstanceConflict, InstanceKey, InstanceRow
+from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
+from planner.billing import HOURLY_MODES
 from planner.errors import PlannerError, UsageError
 from planner.normalize import (
+    MAX_COUNT,
     PriceRejected,
     billing_and_unit,
     check_gpu_count,
+    check_name,
+    check_tier,
     cny_per_gpu_hour,
     fx_rate,
     parse_price,
 )
+from planner.output import FORMULA_PREFIXES
 from planner.providers import canonical_provider
+from planner.text import CONTROL, without_invisible
+from planner.units import parse_decimal
 
 REQUIRED_COLUMNS = (
     "provider",
@@ -52,8 +59,14 @@ REQUIRED_COLUMNS = (
 )
 OPTIONAL_COLUMNS = ("vcpus", "memory_gb", "source")
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+# What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
+# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
+# marketplace's median listing, and the stock seen with the price (kept for the newest row of each
+# instance and billing mode: the database keeps one stock row per instance, billing mode and run).
+LOSSLESS_COLUMNS = ("gpu_note", "tiers", "median_price", "stock_status", "idle_gpus", "total_gpus")
+EXPORT_COLUMNS = COLUMNS + LOSSLESS_COLUMNS
+STOCK_STATUSES = ("available", "sold_out")
 MAX_FIELD_CHARS = 500
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # NUL, tab, newline...: never part of a name or number
 BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
 
@@ -105,6 +118,9 @@ def import_csv(
                 stored.append(batch, instance_ids)
                 rows += len(batch)
             changed = stored.changed
+            if reader.stock:
+                rows_stock = list(reader.stock.values())
+                store.insert_availability(conn, rows_stock, instance_ids, run_id)
             store.finish_run(
                 conn, run_id, "ok", offers_seen=rows, prices_stored=stored.stored, prices_changed=changed
             )
@@ -174,7 +190,7 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
 
 def _check_header(header: list[str], name: str, extra_columns: tuple[str, ...]) -> list[str]:
     columns = [h.strip().lower() for h in header]
-    allowed = set(COLUMNS) | set(extra_columns)
+    allowed = set(EXPORT_COLUMNS) | set(extra_columns)
     duplicates = sorted({c for c in columns if columns.count(c) > 1})
     if duplicates:
         raise ImportFileError(f"{name}: line 1: duplicate column {duplicates[0]!r}")
@@ -218,6 +234,8 @@ class _RowReader:
         self._new_instances: list[InstanceRow] = []
         self.line = 0  # the file line being read, set by _parse
         self.first_line: dict[InstanceKey, int] = {}  # where each instance first appears
+        # The newest stock of each instance and billing mode in the file (the stock_status columns).
+        self.stock: dict[tuple[InstanceKey, str], AvailabilityRow] = {}
 
     def set_columns(self, columns: list[str]) -> None:
         self.columns = columns
@@ -249,6 +267,8 @@ class _RowReader:
             except PriceRejected:
                 return self.check(fields)
             offer.text, offer.price, offer.cny = text, price, cny
+        if offer.stock is not None:
+            self._keep_stock(offer, observed_at)
         return (
             offer.key,
             offer.billing,
@@ -259,8 +279,8 @@ class _RowReader:
             offer.unit,
             offer.cny,
             offer.source,
-            None,
-            None,
+            offer.tiers,
+            offer.median,
         )
 
     def check(self, fields: list[str]) -> PriceRecord | None:
@@ -273,8 +293,11 @@ class _RowReader:
                 raise PriceRejected(f"{column} is longer than {MAX_FIELD_CHARS} characters")
             if column in REQUIRED_COLUMNS and not value.strip():
                 raise PriceRejected(f"{column} is empty")
-            if _CONTROL.search(value):
+            if CONTROL.search(value):  # C0, DEL or C1 (NUL, tab, newline, CSI...): a broken file
                 raise PriceRejected(f"{column} contains a control character")
+        record = {column: without_invisible(value) for column, value in record.items()}
+        region = check_name("region", record["region"], MAX_FIELD_CHARS)
+        instance_type = check_name("instance_type", record["instance_type"], MAX_FIELD_CHARS)
         provider = _cached(self._provider, record["provider"], canonical_provider)
         gpu_model = _cached(self._gpu, record["gpu_model"], catalog.canonical_name)
         gpu_count = _cached(self._count, record["gpu_count"], check_gpu_count)
@@ -285,16 +308,19 @@ class _RowReader:
         price = parse_price(record["price"])
         instance = InstanceRow(
             provider=provider,
-            region=record["region"].strip(),
-            instance_type=record["instance_type"].strip(),
+            region=region,
+            instance_type=instance_type,
             gpu_model=gpu_model,
             gpu_count=gpu_count,
             vcpus=_optional_int(record.get("vcpus"), "vcpus"),
             memory_gb=_optional_float(record.get("memory_gb"), "memory_gb"),
-            gpu_note=(record.get("gpu_note") or "").strip() or None,
+            gpu_note=_free_text(record.get("gpu_note")),
         )
         cny = cny_per_gpu_hour(price, rate, billing, gpu_count)
-        source = (record.get("source") or "").strip() or None
+        source = _free_text(record.get("source"))
+        tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count)
+        median = parse_price(record["median_price"]) if (record.get("median_price") or "").strip() else None
+        stock = _stock(record)
         key = instance.key
         known = self._instances.get(key)
         if known is None:
@@ -307,15 +333,53 @@ class _RowReader:
                 f"earlier in the file, here {gpu_count:g}x {gpu_model}"
             )
         offer = _Offer(key, billing, currency, unit, source, rate, gpu_count, record["price"], price, cny)
+        offer.tiers, offer.median, offer.stock = tiers, median, stock
         self._offers[self._combination(fields)] = offer
         self._when[record["observed_at"]] = (observed_at, observed_at.date())
-        return (key, billing, observed_at, observed_at.date(), price, currency, unit, cny, source, None, None)
+        if stock is not None:
+            self._keep_stock(offer, observed_at)
+        return (
+            key,
+            billing,
+            observed_at,
+            observed_at.date(),
+            price,
+            currency,
+            unit,
+            cny,
+            source,
+            tiers,
+            median,
+        )
+
+    def _keep_stock(self, offer: _Offer, observed_at: dt.datetime) -> None:
+        known = self.stock.get((offer.key, offer.billing))
+        if known is None or known.observed_at <= observed_at:
+            assert offer.stock is not None
+            status, idle, total = offer.stock
+            self.stock[(offer.key, offer.billing)] = AvailabilityRow(
+                offer.key, offer.billing, observed_at, status, idle, total
+            )
 
 
 class _Offer:
     """A checked combination of instance, billing mode, currency and source, and its last price."""
 
-    __slots__ = ("key", "billing", "currency", "unit", "source", "rate", "gpu_count", "text", "price", "cny")
+    __slots__ = (
+        "key",
+        "billing",
+        "currency",
+        "unit",
+        "source",
+        "rate",
+        "gpu_count",
+        "text",
+        "price",
+        "cny",
+        "tiers",
+        "median",
+        "stock",
+    )
 
     def __init__(
         self,
@@ -333,6 +397,9 @@ class _Offer:
         self.key, self.billing, self.currency, self.unit, self.source = key, billing, currency, unit, source
         self.rate, self.gpu_count = rate, gpu_count
         self.text, self.price, self.cny = text, price, cny  # the last price seen, as written and checked
+        self.tiers: str | None = None  # as stored in prices.tiers
+        self.median: Decimal | None = None
+        self.stock: tuple[str | None, int | None, int | None] | None = None  # status, idle, total GPUs
 
 
 def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo over a checking function
@@ -343,8 +410,9 @@ def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo 
         return value
 
 
-def parse_observed_at(value: str) -> dt.datetime:
-    """An ISO date or datetime as naive UTC; a date means midnight UTC. Not more than a day ahead."""
+def parse_observed_at(value: str, now: dt.datetime | None = None) -> dt.datetime:
+    """An ISO date or datetime as naive UTC; a date means midnight UTC. From 2000 to now: a price
+    observed in the future would stand for a day that has not come (and block that day's refresh)."""
     text = value.strip()
     try:
         if len(text) == 10:
@@ -353,34 +421,77 @@ def parse_observed_at(value: str) -> dt.datetime:
             moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise PriceRejected(f"observed_at {value!r} is not an ISO date (2026-11-30) or datetime") from None
+    now = now or store.utcnow()
+    if moment.year < 2000:  # checked before the offset is applied: year 1 -05:00 overflows
+        raise PriceRejected(f"observed_at {value!r} is before 2000")
+    if moment.year > now.year + 1:  # likewise year 9999 +14:00
+        raise PriceRejected(f"observed_at {value!r} is in the future")
     if moment.tzinfo is not None:
         moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
-    if moment > store.utcnow() + dt.timedelta(days=1):
-        raise PriceRejected(f"observed_at {value!r} is in the future")
-    if moment.year < 2000:
-        raise PriceRejected(f"observed_at {value!r} is before 2000")
+    if moment > now + CLOCK_SKEW:
+        raise PriceRejected(
+            f"observed_at {value!r} is in the future (it is now {now.isoformat(timespec='minutes')} UTC)"
+        )
     return moment
+
+
+CLOCK_SKEW = dt.timedelta(minutes=5)  # a clock a little ahead of ours is not the future
+
+
+def _free_text(value: str | None) -> str | None:
+    """A source or GPU note as written; a leading quote that ``export`` put before a formula character
+    (``'=1+1``, see ``planner.output.neutralise``) is taken off again, so export -> import is lossless."""
+    text = (value or "").strip()
+    if text[:1] == "'" and text[1:].startswith(FORMULA_PREFIXES):
+        text = text[1:]
+    return text or None
+
+
+def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_count: float) -> str | None:
+    """The ``tiers`` column (JSON ``[[from_hour, "price"], ...]``), each step checked like any price."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if billing not in HOURLY_MODES:
+        raise PriceRejected(f"tiers are for hourly billing, not {billing}")
+    try:
+        steps = json.loads(text)
+        pairs = [(hour, parse_price(step_price)) for hour, step_price in steps]
+    except (ValueError, TypeError):
+        raise PriceRejected(f"tiers {text[:40]!r} is not a list of [from_hour, price]") from None
+    checked = sorted(check_tier(hour, p, price, rate, billing, gpu_count) for hour, p in pairs)
+    return json.dumps([[hour, str(p)] for hour, p in checked]) if checked else None
+
+
+def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | None] | None:
+    """(status, idle GPUs, total GPUs) from the stock columns; None when the row says nothing of stock."""
+    status = (record.get("stock_status") or "").strip() or None
+    if status is not None and status not in STOCK_STATUSES:
+        raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STOCK_STATUSES)}")
+    idle = _optional_int(record.get("idle_gpus"), "idle_gpus")
+    total = _optional_int(record.get("total_gpus"), "total_gpus")
+    return None if status is None and idle is None and total is None else (status, idle, total)
 
 
 def _optional_int(value: str | None, column: str) -> int | None:
     if value is None or not value.strip():
         return None
-    try:
-        number = int(value.strip())
-    except ValueError:
-        raise PriceRejected(f"{column} {value!r} is not a whole number") from None
+    number = parse_decimal(value)
+    if number is None or not number.is_finite() or number != number.to_integral_value():
+        raise PriceRejected(f"{column} {value[:30]!r} is not a whole number")
     if number < 0:
-        raise PriceRejected(f"{column} {value!r} is negative")
-    return number
+        raise PriceRejected(f"{column} {value[:30]!r} is negative")
+    if number > MAX_COUNT:
+        raise PriceRejected(f"{column} {value[:30]!r} is out of range (at most {MAX_COUNT:,})")
+    return int(number)
 
 
 def _optional_float(value: str | None, column: str) -> float | None:
     if value is None or not value.strip():
         return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        raise PriceRejected(f"{column} {value!r} is not a number") from None
-    if not 0 <= number < 1e7:
-        raise PriceRejected(f"{column} {value!r} is out of range")
-    return number
+    number = parse_decimal(value)
+    if number is None:
+        raise PriceRejected(f"{column} {value[:30]!r} is not a number")
+    if not (number.is_finite() and 0 <= number < 10**7):
+        raise PriceRejected(f"{column} {value[:30]!r} is out of range")
+    return float(number)

@@ -7,6 +7,7 @@ recorded questions again.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,3 +44,29 @@ def write_manifest(folder: Path, jobs: Sequence[Job]) -> None:
         }
     doc = {"planner_version": __version__, "providers": dict(sorted(providers.items()))}
     (folder / MANIFEST).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def recorded_at(folder: Path, entry: Any) -> dt.datetime | None:
+    """When a provider's replayed responses were recorded (naive UTC): the manifest's ``recorded_at``,
+    else the earliest response's; None when the folder says nothing. ValueError for a time in the
+    future: replayed prices stored as of a day to come would stand in for that day's real refresh."""
+    from planner.importer import parse_observed_at
+    from planner.normalize import PriceRejected
+
+    stated = entry.get("recorded_at") if isinstance(entry, dict) else None
+    found: list[str] = [stated] if isinstance(stated, str) else []
+    if not found:
+        for sidecar in sorted(folder.glob("*.json"))[:1000]:
+            try:
+                meta = json.loads(sidecar.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(meta, dict) and isinstance(meta.get("recorded_at"), str):
+                found.append(meta["recorded_at"])
+    moments = []
+    for text in found:
+        try:
+            moments.append(parse_observed_at(text[:40]))
+        except PriceRejected as err:
+            raise ValueError(f"the recording in {folder} cannot be replayed: {err}") from None
+    return min(moments) if moments else None

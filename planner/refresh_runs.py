@@ -10,6 +10,7 @@ nothing was refreshed.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ class Job:
     run_id: int = 0  # set when the run row is opened
     started: float = 0.0
     secrets: tuple[str, ...] = ()
+    observed_at: dt.datetime | None = None  # when its prices were seen: a replay's recorded time; None: now
 
 
 @dataclass

@@ -131,21 +131,53 @@ def log_path(config: Any) -> Path:
     return Path(configured).expanduser() if configured else data_dir() / "planner.log"
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The log file; when it cannot be written (a full disk) one line says so on standard error, once
+    until it can be written again, instead of logging's traceback for every line."""
+
+    failing = False  # the last line could not be written
+    _written = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._written = True
+        super().emit(record)  # calls handleError when the write fails
+        if self._written:
+            self.failing = False
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self._written = False
+        if not self.failing:
+            self.failing = True
+            err = sys.exc_info()[1]
+            reason = getattr(err, "strerror", None) or err
+            sys.stderr.write(
+                f"planner: cannot write the log file {self.baseFilename}: {reason} "
+                "(logging to standard error only until it can)\n"
+            )
+
+
+class _PrintableFormatter(logging.Formatter):
+    """Log lines without control or invisible characters (a provider's text can carry a terminal's CSI)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from planner.text import printable
+
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
+
+
 @contextlib.contextmanager
 def logging_to(path: Path) -> Iterator[None]:
     """Log INFO and above to ``path`` (rotated at 5 MB, 5 kept) and to standard error, for the
     duration of the block (so tests and repeated calls do not pile up handlers)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        to_file = logging.handlers.RotatingFileHandler(
-            path, maxBytes=5_000_000, backupCount=5, encoding="utf-8"
-        )
+        to_file = _LogFile(path, maxBytes=5_000_000, backupCount=5, encoding="utf-8")
     except OSError as err:
         raise PlannerError(
             f"cannot write the log file {str(path)!r}: {err.strerror}", hint="set [schedule] log_file"
         ) from None
     to_console = logging.StreamHandler(sys.stderr)
-    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S%z")
+    formatter = _PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S%z")
     root = logging.getLogger()
     old_level = root.level
     quiet = logging.getLogger("alembic")  # its INFO lines are noise here; warnings still show

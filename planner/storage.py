@@ -14,7 +14,7 @@ def display_url(url: str) -> str:
     """The URL with any password masked, for messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except exc.ArgumentError:
+    except (exc.ArgumentError, ValueError):  # ValueError: a port that is not a number
         return "<unparseable URL>"
 
 
@@ -24,8 +24,9 @@ def open_database(config: Config, url: str | None = None) -> Engine:
     try:
         engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
     except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
+        reason = "its port is not a number" if "int()" in str(err) else str(err)
         raise UsageError(
-            f"cannot use database URL {display_url(url)!r}: {err}",
+            f"cannot use database URL {display_url(url)!r}: {reason}",
             hint="use sqlite:///path/to/file.db or postgresql+psycopg://user@host/dbname",
         ) from None
     except OSError as err:

@@ -85,8 +85,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     from db.queries import export_rows
     from planner import catalog
     from planner.errors import PlannerError, UsageError
-    from planner.importer import COLUMNS
-    from planner.output import to_jsonable
+    from planner.importer import EXPORT_COLUMNS
+    from planner.output import neutralise, to_jsonable
     from planner.providers import canonical_provider
     from reports.files import written_whole
 
@@ -96,7 +96,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
 
     def write(fh: TextIO) -> int:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(EXPORT_COLUMNS)
         count = 0
         with engine.connect() as conn:
             for row in export_rows(conn, models or None, names or None):
@@ -104,7 +104,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
                 values[4] = f"{values[4]:g}"
                 values[6] = to_jsonable(values[6])
                 values[8] = values[8].isoformat()
-                writer.writerow(["" if v is None else v for v in values])
+                values[14] = to_jsonable(values[14])
+                writer.writerow(["" if v is None else neutralise(v) for v in values])
                 count += 1
         return count
 
