@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from db import store
 from db.bulk import PriceBatches, PriceRecord
+from db.queries import has_prices
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
 from planner.billing import HOURLY_MODES
@@ -96,8 +97,35 @@ def import_csv(
     """Check and store every row of ``path`` in one transaction inside a run of ``kind``.
 
     Rows are read and written in batches, so memory stays flat however long the file; a bad row
-    anywhere rolls the whole transaction back, so nothing of the file is stored.
+    anywhere rolls the whole transaction back, so nothing of the file is stored. The transaction
+    holds the database's write lock (``db.store.writing``): writers take turns.
     """
+    result = _import(engine, path, fx, kind, extra_columns, batch_rows, only_if_empty=False)
+    assert result is not None  # only an import into an empty database can be skipped
+    return result
+
+
+def import_if_empty(
+    engine: Engine,
+    path: str | os.PathLike[str],
+    fx: Mapping[str, object],
+    kind: str,
+    extra_columns: tuple[str, ...],
+) -> ImportResult | None:
+    """``import_csv`` when the database holds no price once the write lock is held (the bundled
+    snapshot's first load); None when another process stored prices first."""
+    return _import(engine, path, fx, kind, extra_columns, BATCH_ROWS, only_if_empty=True)
+
+
+def _import(
+    engine: Engine,
+    path: str | os.PathLike[str],
+    fx: Mapping[str, object],
+    kind: str,
+    extra_columns: tuple[str, ...],
+    batch_rows: int,
+    only_if_empty: bool,
+) -> ImportResult | None:
     path = Path(path)
     try:
         fh = path.open(encoding="utf-8-sig", newline="")
@@ -108,7 +136,9 @@ def import_csv(
     instance_ids: dict[InstanceKey, int] = {}
     rows = 0
     try:
-        with fh, engine.begin() as conn:
+        with fh, store.writing(engine) as conn:
+            if only_if_empty and has_prices(conn):
+                return None  # another process filled it while we waited for the write lock
             run_id = store.start_run(conn, provider="*", kind=kind, source=path.name)
             reader = _RowReader(fx)
             records = _parse(fh, path.name, reader, extra_columns)

@@ -51,6 +51,8 @@ def parse_price(value: object) -> Decimal:
 def check_price(price: Decimal, written: object = None) -> Decimal:
     """The checks every price goes through, whoever sends it (a file, a provider, a tier of a price):
     finite, above zero, not rounding to zero at the six decimals stored, below what the column holds."""
+    if isinstance(price, Decimal) and price.is_finite() and MIN_STORABLE_PRICE <= price < MAX_STORABLE_PRICE:
+        return price
     shown = repr(str(price if written is None else written)[:30])
     if not isinstance(price, Decimal) or not price.is_finite():
         raise PriceRejected(f"price {shown} is not a finite number")
@@ -58,9 +60,7 @@ def check_price(price: Decimal, written: object = None) -> Decimal:
         raise PriceRejected(f"price {shown} must be greater than zero (zero means not sold, never free)")
     if price < MIN_STORABLE_PRICE:
         raise PriceRejected(f"price {shown} rounds to zero at the six decimal places stored")
-    if price >= MAX_STORABLE_PRICE:
-        raise PriceRejected(f"price {shown} is too large to be a price")
-    return price
+    raise PriceRejected(f"price {shown} is too large to be a price")
 
 
 def fx_rate(currency: str, fx: Mapping[str, object]) -> Decimal:

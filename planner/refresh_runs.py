@@ -24,10 +24,6 @@ from planner.errors import DatabaseError
 from planner.normalize import Normalized
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
 
-WRITE_HINT = (
-    "nothing was refreshed; check that the disk has room and the database (file or server) is writable"
-)
-
 
 @dataclass(frozen=True)
 class ProviderOutcome:
@@ -85,20 +81,25 @@ class Scraped:
 
 def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             closed = store.close_interrupted_runs(conn, "refresh")
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record runs: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record runs: {first_line(err)}", hint=f"nothing was refreshed; {store.write_hint(err)}"
+        ) from None
     if closed:
         say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
 
 
 def start_run(engine: Engine, job: Job) -> int:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             return store.start_run(conn, job.name, "refresh", source=_source(job), mode=job.mode)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {job.name} run: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record the {job.name} run: {first_line(err)}",
+            hint=f"nothing was refreshed; {store.write_hint(err)}",
+        ) from None
 
 
 def _source(job: Job) -> str:
@@ -110,11 +111,14 @@ def _source(job: Job) -> str:
 
 def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             run_id = store.start_run(conn, name, "refresh")
             store.finish_run(conn, run_id, "skipped", error=reason)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {name} run: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record the {name} run: {first_line(err)}",
+            hint=f"nothing was refreshed; {store.write_hint(err)}",
+        ) from None
     return ProviderOutcome(name, "skipped", 0, 0, 0, 0.0, reason, (), run_id)
 
 
@@ -126,7 +130,7 @@ def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> Pro
     )
     unknown = tuple(clean(u, MAX_NAME_CHARS) for u in extra.pop("unknown_gpus", ()))
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             store.finish_run(
                 conn,
                 job.run_id,

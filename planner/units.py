@@ -8,7 +8,7 @@ K = 1e3, M = 1e6, B (or G) = 1e9, T = 1e12, case-insensitive.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from planner.errors import UsageError
 
@@ -76,8 +76,13 @@ def parse_decimal(text: object) -> Decimal | None:
     planner: options, imported files and provider prices all come through it.
     """
     raw = str(text).strip()
-    if raw.lower().lstrip("+-") in _NOT_FINITE:
-        return Decimal(raw)
+    if raw.isascii() and "," not in raw and "_" not in raw:
+        # The usual case, at import speed: Decimal's own grammar over ASCII is the plain form above
+        # (plus NaN and Infinity, which the caller refuses by name).
+        try:
+            return Decimal(raw)
+        except InvalidOperation:
+            return None
     match = _DECIMAL.fullmatch(raw)
     if match is None:
         return None

@@ -43,9 +43,11 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
     try:
         result = import_csv(engine, file, app.config.section("fx"))
     except exc.DBAPIError as err:
+        from db.store import write_hint
+
         raise DatabaseError(
             f"nothing imported from {file}: the database refused the write ({_first_line(err)})",
-            hint="check the disk has room and the database (file or server) is writable, then import again",
+            hint=write_hint(err),
         ) from None
     if fmt == "json":
         click.echo(dumps_json(result.__dict__))
