@@ -25,7 +25,7 @@ from typing import IO
 from sqlalchemy.engine import Engine
 
 from db import store
-from db.bulk import PriceBatches, PriceRecord
+from db.bulk import Correction, PriceBatches, PriceRecord, replace_corrections
 from db.queries import has_prices
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
@@ -84,6 +84,7 @@ class ImportResult:
     already_present: int
     instances: int
     run_id: int
+    replaced: int = 0  # stored prices corrected (--replace); the old ones are in the run's notes
 
 
 def import_csv(
@@ -93,14 +94,19 @@ def import_csv(
     kind: str = "import",
     extra_columns: tuple[str, ...] = (),
     batch_rows: int = BATCH_ROWS,
+    replace: bool = False,
 ) -> ImportResult:
     """Check and store every row of ``path`` in one transaction inside a run of ``kind``.
 
     Rows are read and written in batches, so memory stays flat however long the file; a bad row
     anywhere rolls the whole transaction back, so nothing of the file is stored. The transaction
     holds the database's write lock (``db.store.writing``): writers take turns.
+
+    A row whose instance, billing mode and day is stored at another price is a conflict: the import
+    is refused naming each one with its line, unless ``replace``, when the row's price is stored
+    instead and the old one recorded in the run's notes.
     """
-    result = _import(engine, path, fx, kind, extra_columns, batch_rows, only_if_empty=False)
+    result = _import(engine, path, fx, kind, extra_columns, batch_rows, only_if_empty=False, replace=replace)
     assert result is not None  # only an import into an empty database can be skipped
     return result
 
@@ -114,7 +120,7 @@ def import_if_empty(
 ) -> ImportResult | None:
     """``import_csv`` when the database holds no price once the write lock is held (the bundled
     snapshot's first load); None when another process stored prices first."""
-    return _import(engine, path, fx, kind, extra_columns, BATCH_ROWS, only_if_empty=True)
+    return _import(engine, path, fx, kind, extra_columns, BATCH_ROWS, only_if_empty=True, replace=False)
 
 
 def _import(
@@ -125,6 +131,7 @@ def _import(
     extra_columns: tuple[str, ...],
     batch_rows: int,
     only_if_empty: bool,
+    replace: bool,
 ) -> ImportResult | None:
     path = Path(path)
     try:
@@ -143,16 +150,35 @@ def _import(
             reader = _RowReader(fx)
             records = _parse(fh, path.name, reader, extra_columns)
             stored = PriceBatches(conn, run_id)
+            corrections: list[tuple[int, Correction]] = []  # (file line, correction)
             while batch := list(islice(records, batch_rows)):
+                lines = reader.take_lines()
                 instance_ids.update(store.upsert_instances(conn, reader.take_new_instances()))
                 stored.append(batch, instance_ids)
                 rows += len(batch)
+                if len(stored.corrections) > len(corrections):  # rare: look their lines up
+                    line_of = {id(record): line for record, line in zip(batch, lines, strict=True)}
+                    corrections.extend(
+                        (line_of[id(c.record)], c) for c in stored.corrections[len(corrections) :]
+                    )
+            if corrections and not replace:
+                raise ImportFileError(_conflicts_message(path.name, corrections), hint=CONFLICT_HINT)
+            notes = None
+            if corrections:
+                replace_corrections(conn, [c for _, c in corrections], run_id)
+                notes = _replaced_notes(corrections)
             changed = stored.changed
             if reader.stock:
                 rows_stock = list(reader.stock.values())
                 store.insert_availability(conn, rows_stock, instance_ids, run_id)
             store.finish_run(
-                conn, run_id, "ok", offers_seen=rows, prices_stored=stored.stored, prices_changed=changed
+                conn,
+                run_id,
+                "ok",
+                offers_seen=rows,
+                prices_stored=stored.stored + len(corrections),
+                prices_changed=changed,
+                notes=notes,
             )
     except UnicodeDecodeError:
         line = _first_bad_utf8_line(path)
@@ -167,10 +193,46 @@ def _import(
         rows=rows,
         stored=stored.stored,
         changed=changed,
-        already_present=stored.already_present,
+        already_present=stored.already_present - len(corrections),
         instances=len(instance_ids),
         run_id=run_id,
+        replaced=len(corrections),
     )
+
+
+CONFLICT_HINT = (
+    "to correct them, `planner import --replace FILE` stores this file's prices and records the old "
+    "ones in the run's notes (`planner runs --format json`)"
+)
+MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; the rest are counted
+
+
+def _conflict_text(line: int, correction: Correction) -> str:
+    (provider, region, instance_type), billing, _, day = correction.record[:4]
+    return (
+        f"line {line}: {provider}/{region}/{instance_type} {billing} {day.isoformat()} is stored at "
+        f"{correction.stored_price.normalize():f}, this file says {correction.record[4].normalize():f}"
+    )
+
+
+def _conflicts_message(name: str, corrections: list[tuple[int, Correction]]) -> str:
+    listed = "; ".join(_conflict_text(line, c) for line, c in corrections[:MAX_LISTED])
+    more = f"; and {len(corrections) - MAX_LISTED} more" if len(corrections) > MAX_LISTED else ""
+    return (
+        f"{name}: {len(corrections)} price(s) differ from the one stored for the same instance, billing "
+        f"mode and day; nothing imported: {listed}{more}"
+    )
+
+
+def _replaced_notes(corrections: list[tuple[int, Correction]]) -> str:
+    lines = [f"replaced {len(corrections)} stored price(s) (old -> new):"]
+    for line, c in corrections[: MAX_LISTED * 50]:
+        lines.append(
+            _conflict_text(line, c).replace(" is stored at ", " was ").replace(", this file says ", " -> ")
+        )
+    if len(corrections) > MAX_LISTED * 50:
+        lines.append(f"and {len(corrections) - MAX_LISTED * 50} more")
+    return "\n".join(lines)
 
 
 def _first_bad_utf8_line(path: Path) -> int:
@@ -197,6 +259,7 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
     rows.set_columns(columns)
     width = len(columns)
     read = rows.read
+    lines = rows.lines
     try:
         for fields in reader:
             rows.line = reader.line_num
@@ -213,6 +276,7 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
                 hint = err.hint if isinstance(err, PlannerError) else None
                 raise ImportFileError(f"{name}: line {reader.line_num}: {message}", hint=hint) from None
             if record is not None:  # None: a blank row
+                lines.append(reader.line_num)
                 yield record
     except csv.Error as err:
         raise ImportFileError(f"{name}: line {reader.line_num}: {err}") from None
@@ -263,6 +327,7 @@ class _RowReader:
         self._instances: dict[InstanceKey, InstanceRow] = {}
         self._new_instances: list[InstanceRow] = []
         self.line = 0  # the file line being read, set by _parse
+        self.lines: list[int] = []  # the line of each record yielded since the last take_lines
         self.first_line: dict[InstanceKey, int] = {}  # where each instance first appears
         # The newest stock of each instance and billing mode in the file (the stock_status columns).
         self.stock: dict[tuple[InstanceKey, str], AvailabilityRow] = {}
@@ -274,6 +339,12 @@ class _RowReader:
         self._combination = itemgetter(
             *(i for i, c in enumerate(columns) if c not in ("price", "observed_at"))
         )
+
+    def take_lines(self) -> list[int]:
+        """The file line of each record yielded since the last call, in order."""
+        lines = self.lines[:]
+        self.lines.clear()  # the same list object: _parse appends to it
+        return lines
 
     def take_new_instances(self) -> list[InstanceRow]:
         """The instances first seen since the last call, in file order (the first row of each wins)."""

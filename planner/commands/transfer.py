@@ -19,20 +19,30 @@ from planner.output import dumps_json
 
 @click.command("import")
 @click.argument("file", metavar="FILE.csv")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Store the file's price where another is stored for the same instance, billing mode and day "
+    "(a correction); the old prices go into the run's notes.",
+)
 @format_option
 @click.pass_obj
-def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
+def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
     """Import prices from a CSV file, all or nothing.
 
     Columns (header row, any order): provider, region, instance_type, gpu_model, gpu_count, billing,
-    price, currency, observed_at; optional vcpus, memory_gb, source. `price` is the whole instance's
-    price for one unit of `billing` (on_demand and spot per hour; daily, weekly, monthly, yearly per
-    period). One bad row and nothing is stored; the error names its line (the header is line 1).
-    Importing the same file twice adds nothing.
+    price, currency, observed_at; optional vcpus, memory_gb, source, and what `planner export` adds:
+    gpu_note, tiers, median_price, stock_status, idle_gpus, total_gpus. `price` is the whole
+    instance's price for one unit of `billing` (on_demand and spot per hour; daily, weekly, monthly,
+    yearly per period); numbers use a point for decimals (1,234.5 and 1234.5, not 8,68). One bad row
+    and nothing is stored; the error names its line (the header is line 1). Importing the same file
+    twice adds nothing; a row whose day is stored at another price is refused with its line, unless
+    --replace.
 
     \b
-    Example:
+    Examples:
       planner import prices.csv
+      planner import --replace corrected.csv
     """
     from sqlalchemy import exc
 
@@ -41,7 +51,7 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
 
     engine = app.engine()
     try:
-        result = import_csv(engine, file, app.config.section("fx"))
+        result = import_csv(engine, file, app.config.section("fx"), replace=replace)
     except exc.DBAPIError as err:
         from db.store import write_hint
 
@@ -54,7 +64,13 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
         return
     summary = (
         f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
-        f"{result.already_present} already present, {result.changed} changed, {result.instances} instance(s)."
+        f"{result.already_present} already present, "
+        + (
+            f"{result.replaced} replaced (old prices in the notes of run {result.run_id}), "
+            if result.replaced
+            else ""
+        )
+        + f"{result.changed} changed, {result.instances} instance(s)."
     )
     if fmt == "csv":
         from planner.output import csv_text
@@ -76,6 +92,10 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
 @click.pass_obj
 def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str, ...]) -> None:  # noqa: ANN001
     """Export every stored price observation as CSV, in the import format.
+
+    With everything a quote uses (tiers, a marketplace's median, GPU notes, stock), so that
+    `planner import` of the file into another database (SQLite to PostgreSQL) gives the same answers.
+    Text that a spreadsheet would run as a formula starts with a quote (taken off again by import).
 
     \b
     Examples:
