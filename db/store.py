@@ -87,7 +87,10 @@ def write_hint(err: BaseException) -> str:
             f"{WRITE_WAIT_S:g} s; run this again when it has finished"
         )
     if "readonly" in message or "read-only" in message or "read only" in message:
-        return "the database (file, folder or server) is read-only; make it writable, then retry"
+        return (
+            "the database is read-only (its file, folder or file system, or the server; a note above "
+            "says when its disk is full): make it writable or free space, then retry"
+        )
     if "full" in message or "no space" in message or "could not extend" in message:
         return "the disk holding the database is full; make room, then retry"
     if "unique" in message or "duplicate key" in message:

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import exc
 from sqlalchemy.engine import Engine, make_url
 
-from db.engine import SchemaTooNew, ensure_schema, make_engine
+from db.engine import (
+    READ_ONLY_REASONS,
+    SchemaTooNew,
+    disk_is_full,
+    ensure_schema,
+    make_engine,
+    read_only_engine,
+)
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
 
@@ -40,7 +49,15 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             hint="for PostgreSQL: pip install 'gpu-planner[postgres]'",
         ) from None
     try:
-        ensure_schema(engine)
+        try:
+            ensure_schema(engine)
+        except exc.OperationalError:
+            full = _on_a_full_disk(engine)
+            if full is None:
+                raise
+            engine.dispose()
+            engine = read_only_engine(full, f"the disk holding {full} is full")
+            ensure_schema(engine)
     except SchemaTooNew as err:
         raise DatabaseError(
             f"the database {display_url(url)} was created by a newer planner (schema {err})",
@@ -51,7 +68,24 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             f"cannot open database {display_url(url)}: {_first_line(err.orig)}",
             hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
         ) from None
+    reason = READ_ONLY_REASONS.get(engine)
+    if reason:
+        import sys
+
+        print(
+            f"Note: {reason}; the database is opened read-only (it can be read, not written).",
+            file=sys.stderr,
+        )
     return engine
+
+
+def _on_a_full_disk(engine: Engine) -> Path | None:
+    """The SQLite file of ``engine`` when it could not be opened because its disk is full, else None."""
+    database = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    path = Path(database).expanduser()
+    return path if path.is_file() and disk_is_full(path) else None
 
 
 def _first_line(error: BaseException | None) -> str:

@@ -28,6 +28,8 @@ from scrapers.http import HttpPolicy
 RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 # What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
 EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9}
+# A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
+REPLAY_DAY = dt.date(2026, 11, 30)
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:
