@@ -72,6 +72,9 @@ BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transac
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
 
 
+ROW_HINT = "fix that row and import the file again; nothing of it was stored"
+
+
 class ImportFileError(UsageError):
     """A file that cannot be imported; the message names the file and line."""
 
@@ -274,7 +277,9 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
             except (PriceRejected, PlannerError) as err:
                 message = err.message if isinstance(err, PlannerError) else str(err)
                 hint = err.hint if isinstance(err, PlannerError) else None
-                raise ImportFileError(f"{name}: line {reader.line_num}: {message}", hint=hint) from None
+                raise ImportFileError(
+                    f"{name}: line {reader.line_num}: {message}", hint=hint or ROW_HINT
+                ) from None
             if record is not None:  # None: a blank row
                 lines.append(reader.line_num)
                 yield record

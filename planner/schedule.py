@@ -144,6 +144,12 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         if self._written:
             self.failing = False
 
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the last lines could not be flushed: said already, by handleError
+            self.stream = None  # type: ignore[assignment]
+
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         self._written = False
         if not self.failing:
