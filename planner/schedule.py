@@ -148,7 +148,7 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         try:
             super().close()
         except OSError:  # the last lines could not be flushed: said already, by handleError
-            self.stream = None  # type: ignore[assignment]
+            self.stream = None
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         self._written = False

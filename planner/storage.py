@@ -68,12 +68,12 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             f"cannot open database {display_url(url)}: {_first_line(err.orig)}",
             hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
         ) from None
-    reason = READ_ONLY_REASONS.get(engine)
-    if reason:
+    read_only = READ_ONLY_REASONS.get(engine)
+    if read_only:
         import sys
 
         print(
-            f"Note: {reason}; the database is opened read-only (it can be read, not written).",
+            f"Note: {read_only}; the database is opened read-only (it can be read, not written).",
             file=sys.stderr,
         )
     return engine
