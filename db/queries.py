@@ -361,6 +361,20 @@ def price_history(
     return out
 
 
+def newest_price_day(
+    conn: Connection,
+    gpu_models: Sequence[str],
+    providers: Sequence[str] | None = None,
+    billing: Sequence[str] | None = None,
+) -> dt.date | None:
+    """The newest observation day among the prices ``price_history`` would read (None: no price)."""
+    price_filter = [prices.c.instance_id.in_(_wanted_instances(gpu_models, providers))]
+    if billing:
+        price_filter.append(prices.c.billing.in_(list(billing)))
+    day = conn.execute(select(func.max(prices.c.observed_on)).where(*price_filter)).scalar()
+    return dt.date.fromisoformat(day) if isinstance(day, str) else day
+
+
 def _wanted_instances(gpu_models: Sequence[str], providers: Sequence[str] | None) -> Select:
     inst_filter = [instances.c.gpu_model.in_(list(gpu_models))]
     if providers:

@@ -11,6 +11,7 @@ memory sizes and no memory figure raises ``UsageError``. ``interconnect_label`` 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import difflib
 import functools
 import re
@@ -19,6 +20,8 @@ from decimal import Decimal
 from importlib import resources
 
 from planner.errors import UnknownNameError, UsageError
+
+PURCHASE_PRICE_STALE_DAYS = 365  # an older catalog purchase price is warned about: GPU prices move
 
 
 @dataclass(frozen=True)
@@ -247,3 +250,30 @@ def resolve_query(query: str, include_variants: bool = False) -> list[Selection]
             Selection(m, is_variant=True) for m in cat.models if m.variant_of in names and m.name not in names
         ]
     return selections
+
+
+def purchase_price_day(model: GpuModel) -> dt.date | None:
+    """The day the catalog's purchase price was observed; a month or a year alone ("2024-07", "2020")
+    counts from its first day. None when the price is undated."""
+    text = (model.purchase_price_date or "").strip()
+    match = re.fullmatch(r"(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", text)
+    if not match:
+        return None
+    return dt.date(int(match[1]), int(match[2] or 1), int(match[3] or 1))
+
+
+def stale_purchase_price_note(model: GpuModel, today: dt.date) -> str | None:
+    """One sentence when the catalog's purchase price of ``model`` is undated or over
+    PURCHASE_PRICE_STALE_DAYS old on ``today``; None when it is recent (or there is none)."""
+    if model.purchase_price_cny is None and model.purchase_price_usd is None:
+        return None
+    day = purchase_price_day(model)
+    if day is None:
+        return f"the catalog's purchase price of {model.name} is undated: give today's with --purchase-price"
+    age = (today - day).days
+    if age <= PURCHASE_PRICE_STALE_DAYS:
+        return None
+    return (
+        f"the catalog's purchase price of {model.name} dates from {model.purchase_price_date}, "
+        f"{age // 365} year(s) ago: prices move, give today's with --purchase-price"
+    )

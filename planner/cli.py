@@ -62,7 +62,31 @@ class UserFacingError(click.ClickException):
             click.echo(f"Hint: {self.hint}", err=True)
 
 
+class HouseUsageError(click.UsageError):
+    """Click's own usage error (bad option, missing value) printed as ``Error:`` plus ``Hint:``.
+
+    Click prints usage text, a "Try ..." line and the error; every other mistake in planner prints one
+    ``Error:`` line and a ``Hint:``, so click's are printed the same way.
+    """
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
+        click.echo(f"Error: {self.message}", err=True)
+        # The root's name is whatever ran us (a test runner says "cli"); users type "planner".
+        words = self.ctx.command_path.split()[1:] if self.ctx is not None else []
+        command = " ".join(["planner", *words])
+        click.echo(f"Hint: see '{command} --help' for the options and examples.", err=True)
+
+
 class LazyGroup(click.Group):
+    def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201 - click's signature
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as err:
+            raise HouseUsageError(err) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -93,6 +117,10 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except PlannerError as err:
             raise UserFacingError(err) from None
+        except click.UsageError as err:
+            if isinstance(err, HouseUsageError):
+                raise
+            raise HouseUsageError(err) from None
 
 
 @click.group(

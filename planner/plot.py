@@ -131,9 +131,11 @@ def plot_history(
     days: int,
     path: str | os.PathLike[str],
     max_series: int = MAX_SERIES,
+    until: dt.date | None = None,
 ) -> PlotSummary:
     """Draw ``rows`` (``db.queries.price_history``) to ``path`` (.png, .svg or .pdf), atomically: a
-    failure leaves no file and an existing one untouched. ``days`` is the window asked for (the title)."""
+    failure leaves no file and an existing one untouched. ``days`` is the window asked for and
+    ``until`` its last day when that is not today (the newest price): both go in the title."""
     target, fmt = check_plot_path(path)
     series, left_out = history_series(rows, max_series)
     if not series:
@@ -148,12 +150,18 @@ def plot_history(
             "--plot needs matplotlib, which is not installed", hint="pip install matplotlib"
         ) from None
     with figure(11, 5.6, dpi=110) as fig:  # reports.chart: the recipe the report's chart shares
-        _draw(fig, summary, models, days, max_series)
+        _draw(fig, summary, models, _window_text(days, until), max_series)
         _save_atomically(fig, target, fmt)
     return summary
 
 
-def _draw(fig, summary: PlotSummary, models: Sequence[str], days: int, max_series: int) -> None:  # noqa: ANN001
+def _window_text(days: int, until: dt.date | None) -> str:
+    """ "last 30 days", or "30 days to 2026-10-05 (the newest price)" for a window ending before today."""
+    span = f"{days} day{'s' if days != 1 else ''}"
+    return f"last {span}" if until is None else f"{span} to {until} (the newest price)"
+
+
+def _draw(fig, summary: PlotSummary, models: Sequence[str], window: str, max_series: int) -> None:  # noqa: ANN001
     ax = fig.add_subplot()
     colors = palette()
     several_models = len({s.gpu_model for s in summary.series}) > 1
@@ -173,7 +181,6 @@ def _draw(fig, summary: PlotSummary, models: Sequence[str], days: int, max_serie
     ax.spines[["top", "right"]].set_visible(False)
     drawn = {s.gpu_model for s in summary.series}  # the models with a price, in the catalog's order
     shown_models = [m for m in models if m in drawn] + sorted(drawn - set(models))
-    window = f"last {days} day{'s' if days != 1 else ''}"
     ax.set_title(f"{', '.join(shown_models)}: price per GPU-hour, {window}", loc="left", fontsize=12, pad=22)
     shown = f"{len(summary.series)} series"
     if summary.left_out:

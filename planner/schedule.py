@@ -162,19 +162,36 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             )
 
 
-class _PrintableFormatter(logging.Formatter):
-    """Log lines without control or invisible characters (a provider's text can carry a terminal's CSI)."""
+# Libraries that log at INFO from inside the job: their lines are not the schedule's (APScheduler's
+# "Added job"/"Running job", matplotlib's font cache, alembic's migration steps). Warnings still show.
+QUIET_LOGGERS = ("alembic", "apscheduler", "matplotlib", "PIL", "urllib3")
+
+
+class ZonedFormatter(logging.Formatter):
+    """Time stamps in the schedule's time zone (the one its cron is read in), with the offset."""
+
+    def __init__(self, timezone: str | None):
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        self.zone = ZoneInfo(timezone) if timezone else None
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        when = dt.datetime.fromtimestamp(record.created, self.zone or dt.UTC)
+        if self.zone is None:
+            when = when.astimezone()
+        return when.strftime("%Y-%m-%d %H:%M:%S%z")
 
     def format(self, record: logging.LogRecord) -> str:
+        """The line without control or invisible characters (a provider's text can carry a CSI)."""
         from planner.text import printable
 
         return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 
 @contextlib.contextmanager
-def logging_to(path: Path) -> Iterator[None]:
-    """Log INFO and above to ``path`` (rotated at 5 MB, 5 kept) and to standard error, for the
-    duration of the block (so tests and repeated calls do not pile up handlers)."""
+def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
+    """Log the schedule's own INFO lines (and every library's warnings) to ``path`` (rotated at 5 MB,
+    5 kept) and to standard error, stamped in ``timezone``, for the duration of the block (so tests
+    and repeated calls do not pile up handlers)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         to_file = _LogFile(path, maxBytes=5_000_000, backupCount=5, encoding="utf-8")
@@ -183,12 +200,13 @@ def logging_to(path: Path) -> Iterator[None]:
             f"cannot write the log file {str(path)!r}: {err.strerror}", hint="set [schedule] log_file"
         ) from None
     to_console = logging.StreamHandler(sys.stderr)
-    formatter = _PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%S%z")
+    formatter = ZonedFormatter(timezone)
     root = logging.getLogger()
     old_level = root.level
-    quiet = logging.getLogger("alembic")  # its INFO lines are noise here; warnings still show
-    old_quiet = quiet.level
-    quiet.setLevel(logging.WARNING)
+    quiet = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    old_quiet = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.WARNING)
     for handler in (to_file, to_console):
         handler.setFormatter(formatter)
         root.addHandler(handler)
@@ -200,7 +218,8 @@ def logging_to(path: Path) -> Iterator[None]:
             root.removeHandler(handler)
             handler.close()
         root.setLevel(old_level)
-        quiet.setLevel(old_quiet)
+        for logger, level in zip(quiet, old_quiet, strict=True):
+            logger.setLevel(level)
 
 
 def refresh_step(app: Any) -> Any:
@@ -212,7 +231,7 @@ def refresh_step(app: Any) -> Any:
 
 def report_step(app: Any) -> int:
     """Write the report and, with [schedule] email = true, send it to [email] recipients."""
-    from planner.commands.report import ReportNotSent, produce_report
+    from planner.report import ReportNotSent, produce_report
 
     wanted = app.config.section("schedule")["email"]
     recipients = list(app.config.section("email")["recipients"]) if wanted else []

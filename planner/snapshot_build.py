@@ -3,11 +3,24 @@ points in ``shared/data/``. Run by a developer when those points change, never a
 
     python -m planner.snapshot_build ../shared/data
 
-The output uses the import format plus a ``gpu_note`` column, so loading the snapshot goes through
-the same checked path as ``planner import``. Every row keeps its source and observed date; a point
-whose GPU model is inferred rather than stated carries a ``gpu_note`` saying so (and the quote shows
-it); a point with no date at all is left out; an approximate date ("~2024") becomes the first day of
-its period and the source says it is approximate.
+Inputs: the Aliyun price-CDN file of 2024-10-09 (``aliyun_ecs_gpu_cn_2024-10-09.json``) and the
+compiled points of ``price_points.json`` (2024 to 2026-08) and ``price_points_2026.json`` (2026-03 to
+2026-10). The output uses the import format plus a ``gpu_note`` column, so loading the snapshot goes
+through the same checked path as ``planner import``. Rules:
+
+- every row keeps its source and observed date, and the point's confidence in brackets after the
+  source ("[third-party; month only]"), so a user reading a price sees how far to trust it;
+- a point whose GPU model is inferred rather than stated carries a ``gpu_note`` saying so (the quote
+  shows it); a point whose GPU memory size is neither stated nor assumed below is left out, as is one
+  whose GPU count is unknown (no per-GPU price can be drawn from it);
+- a point with no date at all is left out; an approximate date ("~2024") becomes the first day of its
+  period; the source says it is approximate and, when only the year is known, starts with "DATE
+  UNKNOWN" in capitals, so the stored day is never mistaken for an observation on that day;
+- AutoDL points are named by AutoDL's own GPU name (as ``scrapers.autodl`` stores them), so points of
+  one GPU from different sources form one series;
+- points that land on the same instance, billing mode and day (the database keeps one price there)
+  are merged: the cheapest figure is kept (AutoDL's series is its cheapest listing) and the source
+  lists the others.
 """
 
 from __future__ import annotations
@@ -19,20 +32,39 @@ import sys
 from pathlib import Path
 
 from planner import catalog
-from planner.importer import COLUMNS
+from planner.importer import COLUMNS, MAX_FIELD_CHARS
+from planner.regions import UNSPECIFIED_REGION
 from scrapers.aliyun_families import FAMILIES, family_of
 
 OUTPUT = Path(__file__).parent / "data" / "snapshot.csv"
 SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
-UNSPECIFIED_REGION = "unspecified"
+
+POINT_FILES = ("price_points.json", "price_points_2026.json")
+DATE_UNKNOWN = "DATE UNKNOWN"
 
 # Points whose source names a GPU family with several memory sizes but not the size.
 ASSUMED_MEMORY_GB = {("tencent", "A100"): 40, ("volcengine", "A100"): 80}
 
+# AutoDL's own GPU names (its ``gpu_type`` list, shared/reference/samples/autodl_gpu_type_list.json),
+# which ``scrapers.autodl`` stores as the instance type; a model not listed keeps the source's name.
+AUTODL_GPU_NAMES = {
+    "A100-40GB": "A100-PCIE-40GB",
+    "A800-80GB": "A800-80GB",
+    "H20-96GB": "H20-NVLink",
+    "H800-80GB": "H800",
+    "RTX3090-24GB": "RTX 3090",
+    "RTX4090-24GB": "RTX 4090",
+    "RTX4090D-24GB": "RTX 4090D",
+    "RTX5090-32GB": "RTX 5090",
+    "RTXPRO6000-96GB": "RTX PRO 6000",
+    "V100-32GB": "V100-32GB",
+}
+
 
 def build(data_dir: Path) -> list[dict[str, str]]:
     rows = _aliyun_cdn(data_dir / "aliyun_ecs_gpu_cn_2024-10-09.json")
-    rows += _price_points(data_dir / "price_points.json", rows)
+    points = [p for name in POINT_FILES for p in json.loads((data_dir / name).read_text("utf-8"))["points"]]
+    rows = _merge_same_day(rows + _price_points(points, rows))
     rows.sort(
         key=lambda r: (
             r["provider"],
@@ -81,8 +113,7 @@ def _aliyun_cdn(path: Path) -> list[dict[str, str]]:
     return rows
 
 
-def _price_points(path: Path, cdn_rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    points = json.loads(path.read_text(encoding="utf-8"))["points"]
+def _price_points(points: list[dict], cdn_rows: list[dict[str, str]]) -> list[dict[str, str]]:
     cdn_prices = {(r["instance_type"], r["price"]) for r in cdn_rows}
     full_types = {(p["provider"], p["instance_type"]) for p in points if "." in p["instance_type"]}
     rows = []
@@ -92,8 +123,8 @@ def _price_points(path: Path, cdn_rows: list[dict[str, str]]) -> list[dict[str, 
         ):
             continue  # the CDN file above carries these, with regions
         day, approx = _date(p["as_of"])
-        if day is None:
-            continue  # undated: cannot be placed in history
+        if day is None or not p["gpu_count"]:
+            continue  # undated: cannot be placed in history; no GPU count: no price per GPU
         gpu_raw = re.sub(r"\s*\(.*\)$", "", p["gpu_model"]).strip()
         note = ""
         memory = p.get("gpu_mem_gb")
@@ -102,21 +133,27 @@ def _price_points(path: Path, cdn_rows: list[dict[str, str]]) -> list[dict[str, 
         family = catalog.canonical_name(gpu_raw, memory).split("-")[0] if memory else gpu_raw.split()[-1]
         if not memory:
             memory = ASSUMED_MEMORY_GB.get((p["provider"], family))
-            note = f"{family} memory size not stated by the source; assumed {memory} GB"
+            if memory is None and len(catalog.resolve_query(family)) > 1:
+                continue  # which size the price is for is unknown: not a price of any one model
+            note = f"{family} memory size not stated by the source; assumed {memory} GB" if memory else note
         per_gpu = "/GPU/" in p["unit"]
         count = p["gpu_count"]
         price = p["price"] * count if per_gpu else p["price"]
-        itype = _instance_type(p, full_types)
+        model = catalog.canonical_name(gpu_raw, memory)
+        itype = _instance_type(p, full_types, model)
         vcpus, mem = _vcpus_memory(p["instance_type"])
         source = f"{p['source']} [{p['confidence']}]"
-        if approx:
+        if approx and re.fullmatch(r"~\d{4}", p["as_of"].strip()):  # a year only: say so first, loudly
+            source = f"{DATE_UNKNOWN} (only '{p['as_of']}' known; stored as {day}): {source}"
+        elif approx:
             source += f" [date approximate: {p['as_of']}]"
+        source = _fit(source)
         rows.append(
             _row(
                 p["provider"],
                 (p["region"] or UNSPECIFIED_REGION).split(" ")[0],
                 itype,
-                catalog.canonical_name(gpu_raw, memory),
+                model,
                 count,
                 p["billing"],
                 price,
@@ -130,10 +167,43 @@ def _price_points(path: Path, cdn_rows: list[dict[str, str]]) -> list[dict[str, 
     return rows
 
 
-def _instance_type(point: dict, full_types: set[tuple[str, str]]) -> str:
+def _merge_same_day(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """One row per instance, billing mode and day: the cheapest, its source counting the others."""
+    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for r in rows:
+        key = (r["provider"], r["region"], r["instance_type"], r["billing"], r["observed_at"])
+        groups.setdefault(key, []).append(r)
+    merged = []
+    for group in groups.values():
+        group.sort(key=lambda r: float(r["price"]))
+        kept, others = dict(group[0]), group[1:]
+        same = [o for o in others if o["price"] == kept["price"] and o["source"] != kept["source"]]
+        dearer = [o["price"] for o in others if o["price"] != kept["price"]]
+        notes = [f"also reported by {len(same)} other source(s) that day"] if same else []
+        if dearer:
+            notes.append(f"other figures that day: {', '.join(dearer)} CNY (the cheapest kept)")
+        kept["source"] = _fit(kept["source"], "".join(f" | {n}" for n in notes))
+        merged.append(kept)
+    return merged
+
+
+def _fit(source: str, suffix: str = "") -> str:
+    """``source + suffix`` within the importer's field limit: a long source loses its bracketed
+    details "(section ...)" first (the title, date and confidence stay), then is cut with "..."."""
+    text = source + suffix
+    if len(text) <= MAX_FIELD_CHARS:
+        return text
+    short = re.sub(r"\s*\((?:[^()]|\([^()]*\))*\)", "", source, count=1)
+    text = short + suffix
+    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - 3] + "..."
+
+
+def _instance_type(point: dict, full_types: set[tuple[str, str]], model: str) -> str:
     if point["provider"] == "autodl":  # AutoDL prices are per GPU model: "RTX 4090 (machine west-B)"
-        return re.sub(r"\s*\(.*\)$", "", point["instance_type"]).strip()
-    itype = point["instance_type"].strip("() ")
+        return AUTODL_GPU_NAMES.get(model) or re.sub(r"\s*\(.*\)$", "", point["gpu_model"]).strip()
+    itype = point["instance_type"].strip()
+    if itype.startswith("(") and itype.endswith(")"):  # "(GN7)": a family named in brackets
+        itype = itype[1:-1].strip()
     if "." not in itype:  # a family name only: the one full type of that family, when there is one
         matches = [t for prov, t in full_types if prov == point["provider"] and t.split(".")[0] == itype]
         if len(matches) == 1:

@@ -20,12 +20,14 @@ Every default below is also a setting in ``[tco]`` of ``config.toml`` (a test ke
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner.billing import HOURS_PER_YEAR
+from planner.catalog import stale_purchase_price_note
 from planner.errors import UsageError
 from planner.estimate import gpu_class
 
@@ -153,6 +155,7 @@ def tco(
     rent_rate_at: Callable[[Decimal], Decimal | None] | None = None,
     rent_note: str | None = None,
     origins: Mapping[str, str] | None = None,
+    today: dt.date | None = None,
 ) -> TcoResult:
     """Compare buying ``gpus`` × ``gpu`` for ``years`` with renting the same busy GPU-hours.
 
@@ -161,7 +164,8 @@ def tco(
     comes from the constants above or the catalog; each is listed in ``assumptions``, with its origin
     taken from ``origins`` (parameter name -> "config.toml [tco]", "--pue", ...) when given, else
     "given" for a value passed in and the constant's source for a default. ``rent_rate_at(gpu_hours)``
-    is the rental price for that many GPU-hours when it is not one flat rate.
+    is the rental price for that many GPU-hours when it is not one flat rate. A catalog purchase price
+    over a year old on ``today`` (default: the UTC date) adds a note saying so.
     """
     given = dict(origins or {})
 
@@ -225,6 +229,8 @@ def tco(
     breakdown = {**fixed_parts, "power": idle_power + variable * work}
     rent_total = rent * work
     break_even, rate_at_be, notes = _break_even(fixed, variable, rent, rent_rate_at)
+    stale = None if purchase_price_cny is not None else stale_purchase_price_note(gpu, today or _utc_today())
+    notes = [*notes, stale] if stale else notes
     verdict = "buy" if buy_total < rent_total else "rent"
     assumptions = (
         Assumption("purchase price per GPU", f"{price:,.0f} CNY", price_note),
@@ -378,6 +384,10 @@ def _purchase_price(
     raise UsageError(
         f"the catalog has no purchase price for {gpu.name}", "give one with --purchase-price CNY (per GPU)"
     )
+
+
+def _utc_today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
 
 
 def _summary(

@@ -59,6 +59,20 @@ class Trend:
     left_out: int
     first_day: dt.date  # the first day with a price drawn
     last_day: dt.date  # the report's newest observation: the window ends here
+    report_day: dt.date | None = None  # the report's own (calendar) day, when known
+
+    @property
+    def window_start(self) -> dt.date:
+        """The window's first day: TREND_DAYS up to the newest price, drawn or not."""
+        return self.last_day - dt.timedelta(days=TREND_DAYS - 1)
+
+    @property
+    def stale_days(self) -> int:
+        """Days from the newest price to the report's day beyond the one a time zone explains; 0 when
+        fresh. A report on old data (the bundled snapshot, failed refreshes) says so in its title."""
+        if self.report_day is None:
+            return 0
+        return max(0, (self.report_day - self.last_day).days - 1)
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -105,7 +119,7 @@ def select_trend(report: Report, max_lines: int = MAX_LINES) -> Trend | None:
     lines.sort(key=lambda line: (-line.offers, line.cny_per_gpu_hour[-1], line.gpu_model))
     drawn = sorted(lines[:max_lines], key=lambda line: -line.cny_per_gpu_hour[-1])
     first = min(line.days[0] for line in drawn)
-    return Trend(tuple(drawn), max(0, len(lines) - max_lines), first, report.as_of)
+    return Trend(tuple(drawn), max(0, len(lines) - max_lines), first, report.as_of, report.day)
 
 
 def write_chart(report: Report, out_dir: Path) -> Chart:
@@ -183,14 +197,18 @@ def _draw(fig: Any, trend: Trend) -> None:
     ax.set_xlabel("UTC day")
     ax.grid(True, color="#e0e0e0", linewidth=0.7)
     ax.spines[["top", "right"]].set_visible(False)
-    ax.set_title(
-        f"Cheapest on-demand price per GPU-hour, last {TREND_DAYS} days", loc="left", fontsize=12, pad=34
-    )
+    ax.set_title(title(trend), loc="left", fontsize=12, pad=46 if trend.stale_days else 34)
     subtitle = ax.text(0, 1.015, _subtitle(trend), transform=ax.transAxes, fontsize=9, color="#555555",
                        va="bottom", linespacing=1.4)  # fmt: skip
-    subtitle.set_in_layout(False)  # two short lines in the title's pad: no reason to shrink the axes
+    subtitle.set_in_layout(False)  # two or three short lines in the title's pad: the axes keep their size
     fig.legend(loc="outside right upper", fontsize=8, frameon=False, alignment="left",
                title=_legend_title(trend), title_fontsize=8)  # fmt: skip
+
+
+def title(trend: Trend) -> str:
+    """The chart's title with its real dates, the TREND_DAYS up to the newest price: never "the last
+    30 days" of data that stopped (the subtitle says how long before the report it did)."""
+    return f"Cheapest on-demand price per GPU-hour, {trend.window_start} to {trend.last_day}"
 
 
 def _midnight(day: dt.date) -> dt.datetime:
@@ -210,7 +228,10 @@ def _subtitle(trend: Trend) -> str:
         )
     else:
         chosen = f"Every GPU model with an on-demand price in these days ({count})"
-    return f"Each day's cheapest on-demand offer across providers{when}\n{chosen}"
+    stale = ""
+    if trend.stale_days:
+        stale = f"\nNo newer price: the newest is {trend.stale_days + 1} days older than this report"
+    return f"Each day's cheapest on-demand offer across providers{when}\n{chosen}{stale}"
 
 
 def _legend_title(trend: Trend) -> str:

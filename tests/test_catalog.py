@@ -1,6 +1,7 @@
 """The GPU vocabulary: names providers and people use, the specs behind them and what --gpu selects."""
 
 import csv
+import datetime as dt
 import subprocess
 import sys
 from decimal import Decimal
@@ -210,7 +211,13 @@ def test_resolve_query_size_not_in_family():
 
 # The rows of shared/reference/gpu_specs.csv behind each model: (dense TFLOPS, memory, bandwidth, TDP).
 SPECS = {
-    "A100-40GB": ("A100 PCIe 40GB", 312, 40, 1555, 250),
+    "A100-40GB": (
+        "A100 PCIe 40GB",
+        312,
+        40,
+        1555,
+        400,
+    ),  # compute of that row; SXM4's power, as clouds rent it
     "A100-80GB": ("A100 SXM 80GB", 312, 80, 2039, 400),
     "A800-80GB": ("A800 SXM 80GB", 312, 80, 2039, 400),
     "H100-80GB": ("H100 SXM 80GB", 989, 80, 3350, 700),
@@ -286,7 +293,7 @@ def test_models_without_sourced_compute_leave_it_blank():
 
 # How each model's GPUs talk inside one machine (catalog.interconnect_label), the whole catalog.
 INTERCONNECT = {
-    "A100-40GB": "NVLink bridge 600 GB/s",  # the PCIe 40GB row: a bridge joins pairs
+    "A100-40GB": "NVLink 600 GB/s",  # the SXM4 40GB of the cloud instances, through NVSwitch
     "A100-80GB": "NVLink 600 GB/s",
     "A800-80GB": "NVLink (cut) 400 GB/s",
     "H100-80GB": "NVLink 900 GB/s",
@@ -341,6 +348,11 @@ def test_interconnect_fields():
             assert "NVLink" in model.interconnect, model.name
 
 
+# gpu_specs.csv has no A100 SXM4 40GB row: the cloud A100-40GB (8-GPU NVSwitch servers) takes the PCIe 40GB
+# row's compute and the SXM 80GB row's interconnect (the same NVLink3 module), at the SXM4 40GB's 400 W.
+SXM_OF_A_PCIE_ROW = {"A100-40GB": "A100 SXM 80GB"}
+
+
 @pytest.mark.skipif(not SHARED_SPECS.exists(), reason="shared/reference/gpu_specs.csv is not on this machine")
 def test_interconnect_copied_from_the_gpu_specs_row_named_in_spec_source():
     with SHARED_SPECS.open(newline="") as f:
@@ -350,6 +362,11 @@ def test_interconnect_copied_from_the_gpu_specs_row_named_in_spec_source():
         if not model.spec_source.startswith("gpu_specs.csv row '"):
             continue
         row = rows[model.spec_source.split("'")[1]]
+        if model.name in SXM_OF_A_PCIE_ROW:  # the row's compute, the SXM module's power and NVLink
+            assert model.interconnect == rows[SXM_OF_A_PCIE_ROW[model.name]]["interconnect"], model.name
+            assert model.tdp_watts == 400 and "SXM4 40GB" in model.spec_source
+            copied += 1
+            continue
         # One spacing fix: the H800 row reads "NVLink (cut) ; PCIe Gen5".
         assert model.interconnect == row["interconnect"].replace(" ;", ";"), model.name
         nvlink = float(row["nvlink_gbps_bidir"]) if row["nvlink_gbps_bidir"] else None
@@ -397,8 +414,9 @@ def test_bf16_support():
 
 
 def test_purchase_prices():
-    h20 = get_model("H20-96GB")
-    assert h20.purchase_price_cny == Decimal("110000")
+    h20 = get_model("H20-96GB")  # an 8-GPU server's 1.0-1.3M CNY (2026-05-24): the midpoint / 8
+    assert h20.purchase_price_cny == Decimal("143750") and h20.purchase_price_date == "2026-05-24"
+    assert "server included" in h20.purchase_price_source
     assert h20.purchase_price_usd == Decimal("12000")
     a100 = get_model("A100-80GB")  # only a USD figure is sourced
     assert a100.purchase_price_cny is None and a100.purchase_price_usd == Decimal("10000")
@@ -443,3 +461,21 @@ def test_import_is_cheap_and_lazy():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
     ).stdout
     assert out.strip() == "[] 0"
+
+
+def test_purchase_prices_of_today_where_sourced_and_their_age():
+    """China street or distributor prices from 2025-2026 (shared/data/purchase_prices_2026.json)."""
+    recent = {
+        m.name: m for m in catalog.all_models() if (catalog.purchase_price_day(m) or dt.date.min).year >= 2025
+    }
+    assert {"RTX4090-24GB", "H20-96GB", "H200-141GB", "RTX5090D-32GB"} <= set(recent)
+    # China prices, except the RTX 5090's US MSRP (no dated China price of it was found; gpus --buy marks it $)
+    assert {name for name, m in recent.items() if m.purchase_price_cny is None} == {"RTX5090-32GB"}
+    assert get_model("RTX4090-24GB").purchase_price_cny == Decimal("17800")
+    today = dt.date(2026, 12, 1)
+    assert catalog.stale_purchase_price_note(get_model("RTX4090-24GB"), today) is None
+    assert "dates from 2023-10, 3 year(s) ago" in catalog.stale_purchase_price_note(
+        get_model("H800-80GB"), today
+    )
+    assert catalog.stale_purchase_price_note(get_model("L20-48GB"), today) is None  # no price at all
+    assert catalog.purchase_price_day(get_model("RTXA6000-48GB")) == dt.date(2020, 1, 1)  # a year alone

@@ -154,3 +154,28 @@ def test_python_dash_m_entry_point():
         [sys.executable, "-m", "planner", "--version"], capture_output=True, text=True, check=True
     )
     assert done.stdout.startswith("planner, version ")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment", "command"),
+    [
+        (["quote", "--gpu", "A100", "--hourz", "5"], "No such option '--hourz'", "planner quote"),
+        (["quote", "--hours", "5"], "Missing option '--gpu'", "planner quote"),
+        (["quote", "--gpu", "A100", "--hours", "many"], "Invalid value for '--hours'", "planner quote"),
+        (["--dbb", "x", "quote"], "No such option '--dbb'", "planner"),
+        (["qoute"], "No such command 'qoute'", "planner"),
+    ],
+)
+def test_click_usage_errors_print_in_the_house_style(run_cli, args, fragment, command):
+    result = run_cli(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert lines == [lines[0], f"Hint: see '{command} --help' for the options and examples."], lines
+    assert lines[0].startswith("Error: ") and fragment in lines[0]
+    assert "Usage:" not in result.output and "Try '" not in result.output
+
+
+def test_format_is_case_insensitive(run_cli):
+    result = run_cli("gpus", "--gpu", "A100", "--format", "JSON")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.lstrip().startswith("[") or result.stdout.lstrip().startswith("{")

@@ -301,3 +301,5 @@ def test_a_refused_recipient_is_named_and_the_exit_code_says_so(run_cli, tmp_pat
     assert result.exit_code == 1
     assert [m[1] for m in handler.messages] == [["ok@example.com"]]
     assert "refused some recipients: nobody@example.com (550)" in result.stderr
+    assert "the report went to ok@example.com" in result.stderr
+    assert "Sent to ok@example.com." in result.stdout and "nobody" not in result.stdout

@@ -278,6 +278,10 @@ def test_buy_implies_value_and_adds_purchase_columns(run_cli, tmp_path):
     assert "H800-80GB(V)" in result.stdout and "(V) China variant" in result.stdout
     row = next(line for line in result.stdout.splitlines() if "RTX4090-24GB " in line)
     assert f"{get_model('RTX4090-24GB').purchase_price_cny:,.0f}" in row
+    assert "17,800 (2026-08-13)" in row  # a 2026 China street price, with the day it was seen
+    h800 = next(line for line in result.stdout.splitlines() if "H800-80GB(V)" in line)
+    assert "350,000 (2023-10)" in h800  # an old price shows its age beside it
+    assert "purchase CNY (as of)" in result.stdout and "warns when it is over a year old" in result.stdout
 
 
 def test_json_keys(run_cli, tmp_path):

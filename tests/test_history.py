@@ -110,7 +110,9 @@ def test_history_table_folds_unchanged_days_and_shows_the_change(engine, run_cli
 def test_history_filters_days_providers_and_billing(engine, run_cli):
     seed(engine)
     recent = json.loads(run_cli("history", "--gpu", "A100-40GB", "--days", "2", "--format", "json").stdout)
-    assert {r["day"] for r in recent["days"]} == {(TODAY - dt.timedelta(days=1)).isoformat()}
+    # No price today: the 2 days end at yesterday's, the newest.
+    assert {r["day"] for r in recent["days"]} == {(TODAY - dt.timedelta(days=n)).isoformat() for n in (2, 1)}
+    assert recent["until"] == (TODAY - dt.timedelta(days=1)).isoformat() and recent["until_newest_price"]
     monthly = json.loads(
         run_cli("history", "--gpu", "A100", "--billing", "monthly", "--format", "json").stdout
     )
@@ -151,3 +153,30 @@ def test_history_query_runs_on_the_indexes_on_sqlite(tmp_path):
     assert "ix_instances_gpu_model" in plan, plan
     assert "SCAN prices" not in plan.replace("SCAN prices USING", ""), plan
     eng.dispose()
+
+
+def test_on_data_that_ends_before_today_the_window_ends_at_the_newest_price_and_says_so(engine, run_cli):
+    """The bundled snapshot ends months ago: a 30-day window ending today would show nothing."""
+    old = ("aliyun", "cn-beijing", "ecs.gn7e-c16g1.4xlarge")
+    with engine.begin() as conn:
+        run = store.start_run(conn, "aliyun", "refresh")
+        ids = store.upsert_instances(conn, [store.InstanceRow(*old, "A100-80GB", 1)])
+        rows = [
+            store.PriceRow(old, "on_demand", Decimal(p), "CNY", "hour", Decimal(p), day(ago))
+            for ago, p in ((140, "36"), (120, "35"), (100, "34.74"))
+        ]
+        store.insert_prices(conn, rows, ids, run)
+        store.finish_run(conn, run, "ok")
+    newest = TODAY - dt.timedelta(days=100)
+    out = run_cli("history", "--gpu", "A100-80GB").stdout
+    assert f"History of A100-80GB over the 30 day(s) to {newest} " in out
+    assert f"No price since {newest} (100 day(s) ago): the window ends at the newest price, not today." in out
+    assert "34.74" in out and "35.00" in out and "36.00" not in out  # 140 days ago: over 30 before the newest
+    doc = json.loads(run_cli("history", "--gpu", "A100-80GB", "--days", "21", "--format", "json").stdout)
+    assert [r["day"] for r in doc["days"]] == [(TODAY - dt.timedelta(days=n)).isoformat() for n in (120, 100)]
+    assert doc["until"] == newest.isoformat() and doc["until_newest_price"] is True
+    assert doc["since"] == (newest - dt.timedelta(days=20)).isoformat()
+    result = run_cli("history", "--gpu", "A100-80GB", "--format", "csv")
+    assert result.stdout.startswith("day,") and "No price since" in result.stderr
+    fresh = run_cli("history", "--gpu", "A100-80GB", "--provider", "tencent")
+    assert "No prices for A100-80GB in the last 30 day(s)" in fresh.stdout  # no price at all: today's window

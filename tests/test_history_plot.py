@@ -189,3 +189,22 @@ def test_help_shows_plot_and_history_without_it_loads_no_matplotlib(tmp_path, ru
     assert "matplotlib" not in heavy, output
     code, heavy, output = loaded(tmp_path, "history", "--gpu", "A100", "--plot", "h.gif")
     assert code == 2 and heavy == [], output  # refused before SQLAlchemy or matplotlib is imported
+
+
+def test_the_title_carries_the_window_and_says_when_it_ends_at_the_newest_price(tmp_path, monkeypatch):
+    import planner.plot as plot
+
+    titles: list[str] = []
+    original = plot._draw
+
+    def spy(fig, summary, models, window, max_series):  # noqa: ANN001, ANN202
+        original(fig, summary, models, window, max_series)
+        titles.append(fig.axes[0].get_title(loc="left"))
+
+    monkeypatch.setattr(plot, "_draw", spy)
+    plot_history(synthetic(1), ["A100-40GB"], 30, tmp_path / "today.svg")
+    plot_history(synthetic(1), ["A100-40GB"], 1, tmp_path / "old.svg", until=ago(1))
+    assert titles == [
+        "A100-40GB: price per GPU-hour, last 30 days",
+        f"A100-40GB: price per GPU-hour, 1 day to {ago(1)} (the newest price)",
+    ]

@@ -336,3 +336,16 @@ def test_the_nightly_job_draws_the_chart_and_a_failure_is_only_a_warning(run_cli
     log = (tmp_path / "job.log").read_text()
     assert "report: the price chart was not drawn: ZeroDivisionError: division by zero" in log
     assert len(list((tmp_path / "reports").glob("*.csv"))) == 5 and not png.exists()
+
+
+def test_the_title_carries_the_real_dates_and_says_when_the_data_stopped(run_cli, engine, tmp_path):
+    from reports.chart import _subtitle, title
+
+    load(run_cli, tmp_path, ROWS)
+    fresh = select_trend(build_report(engine, REPORT_DAY))  # a report the day after its newest price
+    assert title(fresh) == f"Cheapest on-demand price per GPU-hour, {ago(29)} to {DAY}"
+    old = select_trend(build_report(engine, DAY + dt.timedelta(days=40)))  # the snapshot, weeks later
+    assert title(old) == title(fresh) and old.stale_days == 39 and fresh.stale_days == 0
+    assert _subtitle(old).splitlines()[-1] == "No newer price: the newest is 40 days older than this report"
+    assert "no newer price" not in _subtitle(fresh)
+    assert old.first_day == ago(29) and old.last_day == DAY  # the window is where the data is

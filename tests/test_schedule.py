@@ -366,3 +366,21 @@ def test_an_email_settings_mistake_in_the_job_still_writes_the_report(run_cli, t
     assert result.exit_code == 1
     assert "not sent" in result.stderr and "ssl and starttls are both true" in result.stderr
     assert len(list((tmp_path / "reports").glob("*.csv"))) == 5
+
+
+def test_schedule_log_holds_only_its_own_lines_in_its_time_zone(tmp_path):
+    import logging
+
+    from planner.schedule import log, logging_to
+
+    path = tmp_path / "planner.log"
+    with logging_to(path, "Asia/Shanghai"):
+        log.info("job started")
+        logging.getLogger("apscheduler.scheduler").info("Added job 'refresh and report'")
+        logging.getLogger("matplotlib.font_manager").info("generated new fontManager")
+        logging.getLogger("apscheduler.executors").warning("Run time of job was missed")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [line.split(": ", 1)[1] for line in lines] == ["job started", "Run time of job was missed"]
+    assert all(" INFO " in line or " WARNING " in line for line in lines)
+    assert all(line.split()[1].endswith("+0800") for line in lines), lines
+    assert logging.getLogger("apscheduler").level == logging.NOTSET  # restored after the block

@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 from dataclasses import replace
 from decimal import Decimal
@@ -10,8 +11,13 @@ from planner.tco import tco
 
 RTX4090 = get_model("RTX4090-24GB")
 # A round-number data-centre card for hand computation: 1 kW, 100,000 CNY.
+TODAY = dt.datetime.now(dt.UTC).date()
 TEST_GPU = replace(
-    get_model("A100-80GB"), name="TEST-80GB", tdp_watts=1000.0, purchase_price_cny=Decimal(100000)
+    get_model("A100-80GB"),
+    name="TEST-80GB",
+    tdp_watts=1000.0,
+    purchase_price_cny=Decimal(100000),
+    purchase_price_date=TODAY.isoformat(),  # a price of today: no age note
 )
 HAND = dict(
     gpus=1,
@@ -44,9 +50,9 @@ def test_hand_computed_rtx4090_defaults():
     b = {k: round(v, 2) for k, v in r.buy_breakdown.items()}
     # 0.45 kW × 1.3 × PUE 1.5 × 0.64 CNY/kWh = 0.5616 CNY/h at TDP; idle 20% over 26,280 h, busy 10,000 h
     assert b["power"] == Decimal("7444.57")
-    assert b["resale"] == Decimal("-3909.62")  # 12,999 × 0.67³
-    assert (b["purchase"], b["host"], b["hosting"]) == (Decimal(12999), Decimal(5000), Decimal(1500))
-    assert round(r.buy_total_cny, 2) == Decimal("23033.95")
+    assert b["resale"] == Decimal("-5353.58")  # 17,800 (the catalog's 2026 China price) × 0.67³
+    assert (b["purchase"], b["host"], b["hosting"]) == (Decimal(17800), Decimal(5000), Decimal(1500))
+    assert round(r.buy_total_cny, 2) == Decimal("26390.99")
     assert r.rent_total_cny == Decimal("18000.0")
     assert r.recommendation == "rent"
 
@@ -170,7 +176,7 @@ def test_server_included_price_has_no_host_share():
 
 
 def test_datacentre_host_share_default():
-    r = tco(get_model("H20-96GB"), "6", 1000)
+    r = tco(get_model("H800-80GB"), "6", 1000)  # a card price (the H20's is an 8-GPU server's share)
     assert r.buy_breakdown["host"] == Decimal(40000)
 
 
@@ -252,3 +258,19 @@ def test_bad_inputs(kwargs, match):
 def test_gpu_without_tdp():
     with pytest.raises(UsageError, match="TDP"):
         tco(get_model("P100-16GB"), "1", 100, purchase_price_cny=5000)
+
+
+def test_a_catalog_price_over_a_year_old_is_warned_about_with_its_date():
+    old = replace(TEST_GPU, purchase_price_date="2023-10")
+    r = tco(old, "12", 1000, today=dt.date(2026, 12, 1))
+    assert r.notes == (
+        "the catalog's purchase price of TEST-80GB dates from 2023-10, 3 year(s) ago: prices move, "
+        "give today's with --purchase-price",
+    )
+    price = r.assumptions[0]
+    assert price.name == "purchase price per GPU" and price.source.startswith("catalog, 2023-10: ")
+    recent = tco(replace(old, purchase_price_date="2026-05-24"), "12", 1000, today=dt.date(2026, 12, 1))
+    assert not recent.notes  # 191 days: recent enough
+    assert not tco(old, "12", 1000, purchase_price_cny=90000, today=dt.date(2026, 12, 1)).notes  # the user's
+    undated = tco(replace(old, purchase_price_date=None), "12", 1000)
+    assert "is undated" in undated.notes[0]

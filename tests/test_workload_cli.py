@@ -291,8 +291,8 @@ def test_first_plan_and_tco_answer_from_the_bundled_snapshot(run_cli):
 
 # --- tco ---
 
-# RTX 4090 with every default: 12,999 CNY (catalog), 5,000 host, 500/yr hosting, 0.67^3 resale, 450 W.
-PRICE, HOST, HOSTING = Decimal(12999), Decimal(5000), Decimal(500) * 3
+# RTX 4090 with every default: 17,800 CNY (catalog, 2026), 5,000 host, 500/yr hosting, 0.67^3 resale, 450 W.
+PRICE, HOST, HOSTING = Decimal(17800), Decimal(5000), Decimal(500) * 3
 RESALE = PRICE * Decimal("0.67") ** 3
 AT_TDP = Decimal("0.45") * Decimal("1.3") * Decimal("1.5") * Decimal("0.64")  # CNY per hour at TDP
 IDLE = AT_TDP * Decimal("0.2") * 26280
@@ -303,10 +303,10 @@ FIXED = PRICE + HOST + HOSTING - RESALE + IDLE
 def test_tco_json_matches_hand_computation(run_cli, tmp_path):
     load(run_cli, tmp_path, [PLAN_ROWS[0]])  # autodl RTX 4090 at 2 CNY per hour
     doc = json.loads(ok(run_cli("tco", "--gpu", "RTX4090", "--hours", "3000", "--format", "json")))
-    assert doc["buy_total_cny"] == float(round(FIXED + VARIABLE * 3000, 2))  # 19,888.99
+    assert doc["buy_total_cny"] == float(round(FIXED + VARIABLE * 3000, 2))  # 23,246.03
     assert doc["rent_total_cny"] == 6000
     assert doc["rent_cny_per_gpu_hour"] == 2
-    assert doc["break_even_hours"] == float(round(FIXED / (2 - VARIABLE), 1))  # 11,956.5
+    assert doc["break_even_hours"] == float(round(FIXED / (2 - VARIABLE), 1))  # 14,121.3
     assert doc["recommendation"] == "rent"
     assert doc["buy_breakdown"]["resale"] == float(round(-RESALE, 2))
     assert doc["rental"]["provider"] == "autodl" and doc["rental"]["billing"] == "on_demand"
@@ -382,9 +382,9 @@ def test_tco_rent_price_needs_no_database_and_table_reads_well(run_cli):
     assert doc["recommendation"] == "buy" and doc["rental"] is None
     table = ok(run_cli("tco", "--gpu", "RTX4090", "--hours", "3000", "--rent-price", "2"))
     assert "Rent or buy 1 x RTX4090-24GB: 3,000 busy hours per GPU over 3 years (11% utilisation)" in table
-    assert "Break-even: 11,956 busy hours per GPU (45% utilisation)" in table
-    assert "Recommendation: rent: buying costs 6.63 CNY per used GPU-hour against 2.00 renting" in table
-    assert "VAT" in table and "catalog, 2022-10" in table
+    assert "Break-even: 14,121 busy hours per GPU (54% utilisation)" in table
+    assert "Recommendation: rent: buying costs 7.75 CNY per used GPU-hour against 2.00 renting" in table
+    assert "VAT" in table and "catalog, 2026-08-13" in table
     rows = list(
         csv.DictReader(
             io.StringIO(

@@ -230,7 +230,7 @@ def render_value(result: ValueRanking) -> str:
             "GB per CNY-h",
         ]
         if result.buy:
-            headers += ["purchase CNY", "TFLOPS per 10k CNY", "GB per 10k CNY"]
+            headers += ["purchase CNY (as of)", "TFLOPS per 10k CNY", "GB per 10k CNY"]
         rows = [_value_cells(r, result.buy) for r in result.ranked]
         lines.append(table(rows, headers, align_right=(0, 2, 3, 4, 6, 7, 8, 9, 10)))
     lines.extend(_value_notes(result))
@@ -257,6 +257,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
     if buy:
         p = r.purchase
         price = "-" if p is None else money(p.cny, 0) + ("$" if p.basis == "usd" else "")
+        price += f" ({p.date})" if p and p.date else ""  # how old the price is, beside it
         cells += [price, money(r.tflops_per_10k_cny), money(r.memory_gb_per_10k_cny)]
     return cells
 
@@ -293,8 +294,9 @@ def _value_notes(result: ValueRanking) -> list[str]:
         )
     if result.buy:
         notes.append(
-            "purchase CNY: the catalog's price per card, with its date and source in `--format json`; "
-            "ranked by it, the rental figures alongside."
+            "purchase CNY (as of): the catalog's price per card and the day it was seen (its source in "
+            "`--format json`; `planner tco` warns when it is over a year old); ranked by it, the rental "
+            "figures alongside."
         )
         if any(r.purchase and r.purchase.basis == "usd" for r in ranked):
             notes.append("$ US price at the [fx] USD rate, no China premium: real China prices are higher.")

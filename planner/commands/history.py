@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -34,6 +35,9 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
     among the instances observed that day, AutoDL's median listing, and the stock stated at the day's
     last refresh. The table folds days on which nothing changed into one row; JSON and CSV keep every day.
 
+    The window is the --days up to today, or up to the newest price when there is none today (the
+    bundled snapshot, or no refresh yet): the output then says so, and JSON's "until" is that day.
+
     --plot FILE also draws it (matplotlib), in CNY per GPU-hour: a line per provider, GPU model and
     billing mode at the day's cheapest instance, shaded up to the dearest, x on sold-out days; a
     subscription dashed, as its price divided by the hours in its period (730 a month). The 12 cheapest
@@ -51,7 +55,7 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
         from planner.plot import check_plot_path
 
         check_plot_path(plot_path)
-    from db.queries import price_history
+    from db.queries import newest_price_day, price_history
     from planner import catalog
     from planner.billing import canonical_billing
     from planner.providers import canonical_provider
@@ -62,39 +66,78 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
-    since = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=days - 1)
+    today = dt.datetime.now(dt.UTC).date()
     with engine.connect() as conn:
-        found = price_history(conn, models, since, names or None, modes or None)
+        newest = newest_price_day(conn, models, names or None, modes or None)
+        window = Window.ending(today, newest, days)
+        found = price_history(conn, models, window.since, names or None, modes or None)
     if plot_path is not None:
-        _plot(found, models, days, plot_path)
+        _plot(found, models, window, plot_path)
     records = [_history_record(r) for r in found]
     if fmt == "json":
-        click.echo(dumps_json({"gpu": gpu, "gpu_models": models, "since": since, "days": records}))
+        click.echo(dumps_json({"gpu": gpu, "gpu_models": models, "since": window.since, "until": window.until,
+                               "until_newest_price": window.early, "days": records}))  # fmt: skip
         return
     if fmt == "csv":
+        if window.early:  # standard output stays pure CSV
+            click.echo(window.note(), err=True)
         flat = [_flat(r) for r in records]
         columns = list(flat[0]) if flat else ["day", "provider", "gpu_model", "billing"]
         click.echo(csv_text(flat, columns), nl=False)
         return
     if not records:
         click.echo(
-            f"No prices for {', '.join(models)} in the last {days} day(s). "
+            f"No prices for {', '.join(models)} in {window.text}. "
             "Try --days, without --provider/--billing, or `planner refresh`."
         )
         return
-    click.echo(render_history(found, models, days))
+    click.echo(render_history(found, models, window))
 
 
-def _plot(found: Sequence, models: Sequence[str], days: int, path: Path) -> None:
+@dataclass(frozen=True)
+class Window:
+    """The days shown: ``days`` of them up to ``until``, which is today, or the newest price's day
+    (``early``) when there is none today, so old data (the bundled snapshot) is shown, not hidden."""
+
+    days: int
+    until: dt.date
+    today: dt.date
+
+    @classmethod
+    def ending(cls, today: dt.date, newest: dt.date | None, days: int) -> Window:
+        return cls(days, newest if newest is not None and newest < today else today, today)
+
+    @property
+    def since(self) -> dt.date:
+        return self.until - dt.timedelta(days=self.days - 1)
+
+    @property
+    def early(self) -> bool:
+        return self.until < self.today
+
+    @property
+    def text(self) -> str:
+        """ "the last 30 day(s)", or "the 30 day(s) to 2026-10-05" when it ends before today."""
+        return f"the {self.days} day(s) to {self.until}" if self.early else f"the last {self.days} day(s)"
+
+    def note(self) -> str:
+        ago = (self.today - self.until).days
+        return (
+            f"No price since {self.until} ({ago} day(s) ago): the window ends at the newest price, "
+            "not today. `planner refresh` brings today's prices."
+        )
+
+
+def _plot(found: Sequence, models: Sequence[str], window: Window, path: Path) -> None:
     from planner.errors import PlannerError
     from planner.plot import plot_history
 
     if not found:
         raise PlannerError(
-            f"no prices for {', '.join(models)} in the last {days} day(s): nothing to plot, {str(path)!r} not written",
+            f"no prices for {', '.join(models)} in {window.text}: nothing to plot, {str(path)!r} not written",
             hint="try a longer --days, no --provider/--billing, or `planner refresh`",
         )
-    done = plot_history(found, models, days, path)
+    done = plot_history(found, models, window.days, path, until=window.until if window.early else None)
     left_out = (
         f"; {done.left_out} more left out (the {len(done.series)} cheapest drawn)" if done.left_out else ""
     )
@@ -147,7 +190,7 @@ def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
     return f"{r.sold_out}/{r.stock_known} sold out"
 
 
-def render_history(found: Sequence, models: Sequence[str], days: int) -> str:
+def render_history(found: Sequence, models: Sequence[str], window: Window) -> str:
     """Rows per series, oldest first; consecutive days with the same figures fold into one row."""
     with_median = any(r.median_cny_per_gpu_hour is not None for r in found)
     rows: list[list[str]] = []
@@ -186,7 +229,9 @@ def render_history(found: Sequence, models: Sequence[str], days: int) -> str:
     headers += ["median"] if with_median else []
     headers += ["min change", "stock"]
     right = (4, 5, 6, 7, 8) if with_median else (4, 5, 6, 7)
-    lines = [f"History of {', '.join(models)} over the last {days} day(s) (UTC days; CNY per GPU-hour):"]
+    lines = [f"History of {', '.join(models)} over {window.text} (UTC days; CNY per GPU-hour):"]
+    if window.early:
+        lines.append(window.note())
     lines.append(table(rows, headers, align_right=right))
     notes = []
     if with_median:

@@ -9,7 +9,7 @@ from planner.output import FORMATS
 format_option = click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(FORMATS, case_sensitive=False),
     default="table",
     show_default=True,
     help="table for people; json or csv for programs.",

@@ -2,206 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
 from planner.commands.options import gpu_filter_option, provider_option
-from planner.errors import PlannerError, UsageError
+from planner.errors import PlannerError
 from planner.output import dumps_json, table
-
-PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
-
-
-class ReportNotSent(PlannerError):
-    """The files are written but the e-mail could not be delivered."""
-
-    def __init__(self, message: str, hint: str, out_dir: Path):
-        super().__init__(message, hint)
-        self.out_dir = out_dir
-
-
-@dataclass(frozen=True)
-class ReportOutcome:
-    report: Any  # reports.build.Report
-    out_dir: Path
-    files: tuple[Path, ...]
-    recipients: tuple[str, ...] = ()
-    refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
-    chart: Any = None  # reports.chart.Chart: the PNG drawn, or why not
-
-
-def default_out_dir(config: Any) -> Path:
-    """[report] out_dir, else ``reports`` in the data directory."""
-    from planner.config import data_dir
-
-    configured = config.section("report")["out_dir"]
-    return Path(configured).expanduser() if configured else data_dir() / "reports"
-
-
-def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
-    """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
-    from planner.config import secret
-    from reports.mail import SmtpSettings
-
-    email = config.section("email")
-    if not email["smtp_host"]:
-        raise UsageError(
-            "[email] smtp_host is empty", hint="set it to your SMTP server, e.g. smtp.example.com"
-        )
-    if email["ssl"] and email["starttls"]:
-        raise UsageError(
-            "[email] ssl and starttls are both true",
-            hint="ssl = true is TLS from the start (usually port 465); starttls = true upgrades a plain "
-            "connection (usually 587): set the other to false",
-        )
-    check_address(email["sender"], "[email] sender")
-    password = secret(PASSWORD_ENV, env)
-    if email["username"] and not password:
-        raise UsageError(
-            f"[email] username is set but {PASSWORD_ENV} is not",
-            hint=f"export {PASSWORD_ENV}=... (the password is read from the environment only)",
-        )
-    return SmtpSettings(
-        host=email["smtp_host"],
-        port=int(email["smtp_port"]),
-        starttls=email["starttls"],
-        ssl=email["ssl"],
-        username=email["username"],
-        sender=email["sender"],
-        password=password,
-    )
-
-
-def check_address(address: str, what: str) -> str:
-    """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers)."""
-    from email.utils import parseaddr
-
-    if "\n" in address or "\r" in address:
-        raise UsageError(f"{what}: an e-mail address cannot contain a line break")
-    _, bare = parseaddr(address)
-    local, _, domain = bare.partition("@")
-    if not local or not domain or any(c.isspace() for c in bare):
-        raise UsageError(f"{what}: {address!r} is not an e-mail address", hint="use name@example.com")
-    return address.strip()
-
-
-def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
-    """``--email ADDR`` values; a bare ``--email`` stands for [email] recipients."""
-    configured = list(config.section("email")["recipients"])
-    wanted: list[str] = []
-    for value in emails:
-        if value:
-            wanted.append(check_address(value, "--email"))
-        elif not configured:
-            raise UsageError(
-                "--email without an address needs [email] recipients",
-                hint="give --email ADDR, or set recipients",
-            )
-        else:
-            wanted.extend(check_address(a, "[email] recipients") for a in configured)
-    return list(dict.fromkeys(wanted))
-
-
-def report_day(config: Any) -> dt.date:
-    """Today in the team's time zone ([schedule] timezone): the date in the file names."""
-    from planner.schedule import zone
-
-    return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
-
-
-def produce_report(
-    app: Any,
-    *,
-    out_dir: Path | None = None,
-    recipients: Sequence[str] = (),
-    gpu_models: Sequence[str] = (),
-    providers: Sequence[str] = (),
-    sleep: Callable[[float], None] | None = None,
-    on_retry: Callable[[int, Any, float], None] | None = None,
-    on_loaded: Callable[[Any], None] | None = None,
-    chart: bool | None = None,
-    on_warning: Callable[[str], None] | None = None,
-) -> ReportOutcome:
-    """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
-
-    ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
-    are written and sent, ``on_warning`` gets one line and the e-mail a note.
-    Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
-    """
-    from planner.providers import PROVIDERS
-    from reports.build import build_report, write_report
-
-    day = report_day(app.config)
-    out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
-    wanted = app.config.section("report")["chart"] if chart is None else chart
-    engine, loaded = app.reading_engine()
-    if loaded and on_loaded:
-        on_loaded(loaded)
-    report = build_report(
-        engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS, chart=wanted
-    )
-    try:
-        files = tuple(write_report(report, out_dir))
-    except OSError as err:
-        raise PlannerError(
-            f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
-            hint="choose another folder with --out or [report] out_dir",
-        ) from None
-    drawn = draw_chart(report, out_dir, on_warning)
-    if not recipients:
-        return ReportOutcome(report, out_dir, files, chart=drawn)
-    from reports.mail import MailError, compose, new_id, send
-    from reports.summary import summarise
-
-    try:  # checked after writing, so a settings mistake never costs the nightly files
-        settings = smtp_settings(app.config)
-        recipients = [check_address(a, "recipient") for a in recipients]
-    except UsageError as err:
-        raise ReportNotSent(
-            f"could not e-mail the report: {err.message}",
-            f"{err.hint + '. ' if err.hint else ''}The report is on disk in {out_dir}",
-            out_dir,
-        ) from None
-    cid = new_id(settings.sender) if drawn.path else None
-    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None)
-    message = compose(
-        summary.subject,
-        summary.text,
-        summary.html,
-        settings.sender,
-        recipients,
-        files,
-        images=[(cid, drawn.path)] if cid else [],
-    )
-    try:
-        refused = send(message, settings, sleep=sleep, on_retry=on_retry)
-    except MailError as err:
-        raise ReportNotSent(
-            f"could not e-mail the report: {err.message}",
-            f"{err.hint}. The report is on disk in {out_dir}",
-            out_dir,
-        ) from None
-    return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn)
-
-
-def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | None = None):  # noqa: ANN201 - reports.chart.Chart
-    """``reports.chart.write_chart``, with any failure turned into a warning and a note."""
-    from reports.chart import Chart, why_not_drawn, write_chart
-
-    try:
-        return write_chart(report, out_dir)
-    except Exception as err:  # the chart is an extra: nothing that stops it may cost the CSVs or the e-mail
-        reason = why_not_drawn(err)
-        if on_warning:
-            on_warning(f"the price chart was not drawn: {reason}; the CSV files are complete")
-        return Chart(
-            note=f"The price chart could not be drawn ({reason}); the CSV files are complete.", failed=True
-        )
+from planner.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
 
 
 @click.command()
@@ -227,7 +36,7 @@ def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | N
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("table", "json")),
+    type=click.Choice(("table", "json"), case_sensitive=False),
     default="table",
     show_default=True,
     help="table for people; json for programs.",
@@ -293,7 +102,11 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
     _show(outcome, fmt)
     if outcome.refused:
         refused = ", ".join(f"{a} ({code})" for a, (code, _) in outcome.refused.items())
-        raise PlannerError(f"the server refused some recipients: {refused}", hint="check those addresses")
+        delivered = [a for a in outcome.recipients if a not in outcome.refused]
+        raise PlannerError(
+            f"the server refused some recipients: {refused}; the report went to {', '.join(delivered)}",
+            hint="check those addresses",
+        )
 
 
 def _show(outcome: ReportOutcome, fmt: str) -> None:
@@ -340,5 +153,6 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
     failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
     if failed:
         click.echo(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
-    if outcome.recipients:
-        click.echo(f"Sent to {', '.join(outcome.recipients)}.")
+    delivered = [a for a in outcome.recipients if a not in outcome.refused]
+    if delivered:
+        click.echo(f"Sent to {', '.join(delivered)}.")

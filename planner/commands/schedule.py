@@ -16,7 +16,7 @@ from planner.output import dumps_json
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("table", "json")),
+    type=click.Choice(("table", "json"), case_sensitive=False),
     default="table",
     show_default=True,
     help="For --list: table for people, json for programs.",
@@ -52,7 +52,7 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
         _show_list(app, trigger, count, fmt)
         return
     path = log_path(app.config)
-    with logging_to(path):
+    with logging_to(path, settings["timezone"]):
         if once:
             click.get_current_context().exit(run_job(app))
         from planner.schedule import log, run_scheduler

@@ -1,0 +1,80 @@
+"""Region scope: whether a provider's region lies in mainland China or outside it (Hong Kong or abroad).
+
+The one place that knows it. ``region_scope(provider, region)`` returns ``"mainland"`` or
+``"overseas"``; Hong Kong is ``"overseas"`` (its prices, network and rules differ from the mainland's,
+which is what a team in China asks about). Pure and import-light: no database, no config.
+
+The region lists are the providers' own (shared/reference/providers.md):
+
+- Aliyun and Volcengine name regions ``cn-<city>`` in China, ``cn-hongkong`` for Hong Kong, and
+  ``ap-``/``us-``/``eu-``/``me-`` abroad: mainland is ``cn-`` except Hong Kong.
+- Tencent names every region ``<area>-<city>[-suffix]`` (``ap-guangzhou``, ``ap-shanghai-fsi``,
+  ``ap-hongkong``, ``ap-singapore``, ``na-ashburn``): mainland is an ``ap-`` region whose city is in
+  MAINLAND_CITIES.
+- AutoDL rents only from data centres in mainland China (``west-B``, ``beijing-A``, ...).
+- ``unspecified`` (a snapshot point whose source names no region) counts as mainland: every such
+  point is a CNY price from a provider's China site, and a source quoting an overseas region names it.
+- A region written as alternatives (``cn-shanghai/cn-shenzhen``, "one of these") is mainland when
+  every alternative is.
+
+An unknown provider is judged by the ``cn-`` rule, an unknown Tencent city as overseas: a new mainland
+region then shows up as "overseas" (visible, and a one-line fix here) rather than the reverse.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Scope = Literal["mainland", "overseas"]
+SCOPES: tuple[Scope, ...] = ("mainland", "overseas")
+UNSPECIFIED_REGION = "unspecified"
+
+# Tencent mainland cities (ap-<city>[-fsi|-adc|...]): DescribeRegions and the CVM region list.
+MAINLAND_CITIES = frozenset(
+    {
+        "beijing",
+        "shanghai",
+        "guangzhou",
+        "nanjing",
+        "chengdu",
+        "chongqing",
+        "shenzhen",
+        "qingyuan",
+        "wuhan",
+        "tianjin",
+        "hangzhou",
+        "jinan",
+        "changsha",
+        "shijiazhuang",
+        "fuzhou",
+        "hefei",
+        "xian",
+        "zhengzhou",
+        "shenyang",
+        "huhehaote",
+    }
+)
+NOT_MAINLAND_CN = frozenset({"cn-hongkong", "cn-macau", "cn-taipei"})  # cn-named but outside the mainland
+
+
+def region_scope(provider: str, region: str) -> Scope:
+    """``"mainland"`` or ``"overseas"`` for one of ``provider``'s regions (canonical provider name)."""
+    text = region.strip().casefold()
+    if "/" in text:  # "cn-shanghai/cn-shenzhen": one of these, not said which
+        parts = [p for p in text.split("/") if p.strip()]
+        inside = all(region_scope(provider, p) == "mainland" for p in parts)
+        return "mainland" if parts and inside else "overseas"
+    if text in ("", UNSPECIFIED_REGION):
+        return "mainland"
+    if provider == "autodl":
+        return "mainland"
+    if provider == "tencent":
+        area, _, rest = text.partition("-")
+        city = rest.split("-")[0]
+        return "mainland" if area == "ap" and city in MAINLAND_CITIES else "overseas"
+    return "mainland" if text.startswith("cn-") and text not in NOT_MAINLAND_CN else "overseas"
+
+
+def is_mainland(provider: str, region: str) -> bool:
+    """``region_scope(provider, region) == "mainland"``."""
+    return region_scope(provider, region) == "mainland"
