@@ -1,11 +1,17 @@
 """``planner import``: a CSV file of prices into the database, atomically.
 
 Columns (header row, any order): required ``provider, region, instance_type, gpu_model, gpu_count,
-billing, price, currency, observed_at``; optional ``vcpus, memory_gb, source``. ``price`` is the price
-of the whole instance for one unit of ``billing``. Rows are checked and written in batches inside one
-transaction: the first bad row stops the import with its line number (the header is line 1) and the
-transaction is rolled back, so nothing of the file is stored. Re-importing a file adds nothing: one
-observation per instance, billing mode and day.
+billing, price, currency, observed_at``; optional ``vcpus, memory_gb, source`` and the columns
+``planner export`` adds (``LOSSLESS_COLUMNS``). ``price`` is the price of the whole instance for one unit
+of ``billing``. Rows are checked and written in batches inside one transaction that holds the
+database's write lock: the first bad row stops the import with its line number (the header is line 1)
+and the transaction is rolled back, so nothing of the file is stored. Re-importing a file adds nothing:
+one observation per instance, billing mode and day; a row whose day is stored at another price is a
+conflict, refused with its line unless ``replace``.
+
+Numbers are read by ``planner.units.parse_decimal`` (no ``8,68``, ``3_0`` or non-ASCII digits), every
+price checked by ``planner.normalize.check_price``; names lose invisible characters
+(``planner.text``), and a control character or a name starting like a formula is refused.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def to_jsonable(value: Any) -> Any:
     """Decimals become numbers, datetimes ISO strings, recursively; text loses control and invisible
     characters; a number that is not finite becomes None (JSON has no Infinity or NaN)."""
     if isinstance(value, str):
-        return printable(value)
+        return printable(value, keep_lines=True)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Decimal):

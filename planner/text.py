@@ -16,9 +16,8 @@ import re
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
-)
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # keeps tab and newline
+_UNPRINTABLE = re.compile(f"{CONTROL.pattern}|{INVISIBLE.pattern}")
 
 
 def without_invisible(text: str) -> str:
@@ -26,8 +25,11 @@ def without_invisible(text: str) -> str:
     return INVISIBLE.sub("", text)
 
 
-def printable(text: str) -> str:
-    """``text`` for a terminal, a table or a log: control characters become spaces, invisible ones go."""
+def printable(text: str, keep_lines: bool = False) -> str:
+    """``text`` for a terminal, a table or a log: control characters become spaces, invisible ones go.
+    With ``keep_lines`` tabs and newlines stay (JSON and CSV quote them; a multi-line note keeps its
+    lines)."""
     if _UNPRINTABLE.search(text) is None:  # the usual case, one scan
         return text
-    return CONTROL.sub(" ", INVISIBLE.sub("", text))
+    control = _CONTROL_BUT_LINES if keep_lines else CONTROL
+    return control.sub(" ", INVISIBLE.sub("", text))
