@@ -276,7 +276,8 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
                 if not any(f.strip() for f in fields):
                     continue
                 raise ImportFileError(
-                    f"{name}: line {reader.line_num}: expected {width} fields, found {len(fields)}"
+                    f"{name}: line {reader.line_num}: expected {width} fields, found {len(fields)}",
+                    hint='a field holding a comma must be quoted ("12,948.50"); nothing was stored',
                 )
             try:
                 record = read(fields)

@@ -306,8 +306,12 @@ def check_name(label: str, value: object, limit: int) -> str:
         value = without_invisible(value).strip()
     if not isinstance(value, str) or not value or len(value) > limit:
         raise PriceRejected(f"{label} {str(value)[:40]!r} is empty or longer than {limit} characters")
-    if CONTROL.search(value) or value.startswith(_FORMULA_START):
-        raise PriceRejected(f"{label} {value[:40]!r} has a control character or begins like a formula")
+    if CONTROL.search(value):
+        raise PriceRejected(f"{label} {value[:40]!r} has a control character")
+    if value.startswith(_FORMULA_START):
+        raise PriceRejected(
+            f"{label} {value[:40]!r} begins like a formula (=, +, -, @) a spreadsheet would run"
+        )
     return value
 
 
