@@ -57,9 +57,11 @@ class UserFacingError(click.ClickException):
         self.hint = error.hint
 
     def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
-        click.echo(f"Error: {self.message}", err=True)
+        from planner.text import printable  # a name from a file can carry a terminal's controls
+
+        click.echo(f"Error: {printable(self.message)}", err=True)
         if self.hint:
-            click.echo(f"Hint: {self.hint}", err=True)
+            click.echo(f"Hint: {printable(self.hint)}", err=True)
 
 
 class HouseUsageError(click.UsageError):

@@ -235,6 +235,19 @@ def test_text_control_and_invisible_characters_never_reach_the_terminal():
     assert "\u202e" not in dumps_json({"a": "x\u202ey\x9d"})
 
 
+def test_text_run_errors_and_notes_lose_control_and_invisible_characters():
+    from planner.refresh_text import clean
+
+    assert clean("HTTP 500: \x9b2J\u202eevil\x1b]0;t\x07", 200) == "HTTP 500:  2Jevil ]0;t "
+    assert clean("line one\nline\u2028two", 200, keep_lines=True) == "line one\nlinetwo"
+
+
+def test_text_an_error_line_never_carries_terminal_controls(run_cli):
+    result = run_cli("quote", "--gpu", "A100\x9b2J\u202e", "--hours", "5")
+    assert result.exit_code == 2
+    assert not any(ch in result.stderr for ch in "\x9b\u202e\x1b")
+
+
 def test_text_provider_names_lose_invisible_characters_and_keep_one_instance():
     twin = RawOffer(**{**T4.__dict__, "instance_type": "GN7.2XLARGE32\u200b", "region": "ap-beijing\u2066"})
     result = normalize_offers([T4, twin], FX)
