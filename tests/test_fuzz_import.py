@@ -344,6 +344,12 @@ def test_formula_text_is_neutralised_in_every_csv_written(run_cli, tmp_path):
             [c for c in cells if c[:1] in "=+@"],
         )
     assert "'" + evil in [c for row in csv.reader(io.StringIO(written["export"])) for c in row]
+    moved = make_engine(f"sqlite:///{tmp_path / 'moved.db'}")  # and import takes the quote off again
+    ensure_schema(moved)
+    import_csv(moved, exported, FX)
+    with moved.connect() as conn:
+        assert conn.execute(select(prices.c.source)).scalar_one() == evil
+    moved.dispose()
     assert "'" + evil in [c for row in csv.reader(io.StringIO(written["prices --format csv"])) for c in row]
 
 

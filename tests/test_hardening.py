@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -35,24 +36,14 @@ from planner.importer import REQUIRED_COLUMNS, import_csv
 from planner.normalize import normalize_offers
 from planner.output import dumps_json, table
 from planner.snapshot import ensure_prices
-from scrapers.base import RawOffer
 from tests.conftest import price_row, write_csv
 from tests.test_bad_input_cli import assert_one_line_error
 from tests.test_refresh import RAW, REPLAY_DAY, refresh, replay_copy
+from tests.test_refresh_normalize import T4 as TENCENT_T4
 from tests.test_reliability_disk import fill, tiny_disk
 
 FX = load_config(env={}).section("fx")
-T4 = RawOffer(
-    provider="tencent",
-    region="ap-beijing",
-    instance_type="GN7.2XLARGE32",
-    gpu_name="T4",
-    gpu_count=1,
-    billing="on_demand",
-    price=Decimal("8.68"),
-    unit="hour",
-    tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))),
-)
+T4 = replace(TENCENT_T4, tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))))
 
 
 def write_rows(path: Path, rows: list[dict[str, object]], columns: list[str] | None = None) -> Path:
@@ -80,7 +71,7 @@ def write_rows(path: Path, rows: list[dict[str, object]], columns: list[str] | N
     ],
 )
 def test_numbers_every_provider_price_and_tier_goes_through_the_one_price_check(change, reason):
-    offer = RawOffer(**{**T4.__dict__, **change})
+    offer = replace(T4, **change)
     result = normalize_offers([offer], FX)
     assert result.offers == () and len(result.rejected) == 1
     assert reason in result.rejected[0], result.rejected
@@ -249,7 +240,7 @@ def test_text_an_error_line_never_carries_terminal_controls(run_cli):
 
 
 def test_text_provider_names_lose_invisible_characters_and_keep_one_instance():
-    twin = RawOffer(**{**T4.__dict__, "instance_type": "GN7.2XLARGE32\u200b", "region": "ap-beijing\u2066"})
+    twin = replace(T4, instance_type="GN7.2XLARGE32\u200b", region="ap-beijing\u2066")
     result = normalize_offers([T4, twin], FX)
     assert [o.instance_key for o in result.offers] == [("tencent", "ap-beijing", "GN7.2XLARGE32")]
 
