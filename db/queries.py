@@ -48,16 +48,28 @@ class LatestPrice:
 class Availability:
     """The latest stock a provider stated for one instance and billing mode, and when."""
 
-    stock_status: str | None  # available | sold_out | None
+    stock_status: str | None  # available | low | sold_out | None
     idle_gpus: int | None
     total_gpus: int | None
     observed_at: dt.datetime
+    orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where the provider does not say
+
+    @property
+    def rentable_gpus(self) -> int | None:
+        """GPUs a renter can take now: the orderable count where stated, else the idle count."""
+        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
+
+    @property
+    def idle_not_orderable(self) -> bool:
+        """Idle GPUs the provider will not take an order for (AutoDL): shown, but not available."""
+        return bool(self.idle_gpus) and self.orderable_gpus == 0
 
     def to_dict(self) -> dict[str, object]:
         return {
             "stock_status": self.stock_status,
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
+            "orderable_gpus": self.orderable_gpus,
             "observed_at": self.observed_at.isoformat(),
         }
 
@@ -279,11 +291,12 @@ def latest_availability(
                 latest.c.idle_gpus,
                 latest.c.total_gpus,
                 latest.c.observed_at,
+                latest.c.orderable_gpus,
             )
         )
-        for iid, billing, status, idle, total, observed_at in rows:
+        for iid, billing, status, idle, total, observed_at, orderable in rows:
             if (iid, billing) in keys:
-                out[(iid, billing)] = Availability(status, idle, total, observed_at)
+                out[(iid, billing)] = Availability(status, idle, total, observed_at, orderable)
     return out
 
 

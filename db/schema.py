@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 
 metadata = MetaData()
 
@@ -118,10 +118,13 @@ availability = Table(
     Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
     Column("observed_at", DateTime, nullable=False),
     Column("observed_on", Date, nullable=False),
-    # available | sold_out | None (the provider gave counts but no verdict)
+    # available | low | sold_out | None (no verdict; scrapers/stock.py maps each provider's words)
     Column("stock_status", String(16)),
     Column("idle_gpus", Integer),
     Column("total_gpus", Integer),
+    # Since 0003. GPUs that can be ordered now (AutoDL gpu_order_num); None where the provider does not
+    # say. idle_gpus > 0 with orderable_gpus == 0 is "idle but not orderable" (stock_status sold_out).
+    Column("orderable_gpus", Integer),
     # "latest per instance and billing" groups on this index; one row per run.
     UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
     # "history for one GPU model over N days" reads this index.

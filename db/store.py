@@ -162,9 +162,10 @@ class AvailabilityRow:
     instance: InstanceKey
     billing: str
     observed_at: dt.datetime  # naive UTC
-    stock_status: str | None  # available | sold_out | None
+    stock_status: str | None  # available | low | sold_out | None
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where not stated
 
 
 def utcnow() -> dt.datetime:
@@ -344,6 +345,7 @@ def insert_availability(
                 "stock_status": row.stock_status,
                 "idle_gpus": row.idle_gpus,
                 "total_gpus": row.total_gpus,
+                "orderable_gpus": row.orderable_gpus,
             },
         )
     batch = list(values.values())

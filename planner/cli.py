@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "history": ("planner.commands.history", "history", "How one GPU's prices and availability changed."),
     "estimate": ("planner.commands.workload", "estimate", "Memory, GPUs and GPU-hours for a workload."),
+    "models": ("planner.commands.workload", "models", "The model catalog: published architectures."),
     "plan": (
         "planner.commands.workload",
         "plan",

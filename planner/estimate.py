@@ -1,27 +1,42 @@
 """Workload estimates: memory, the GPUs that hold it, FLOPs and GPU-hours for one training or inference job.
 
-Pure functions over numbers and a catalog ``GpuModel``; no I/O. The memory model is ``planner.memory``;
-this module adds compute (§2.1 of ``shared/reference/workloads.md``), the default MFU per task and GPU
-class, and the ``Estimate`` record with ``explain`` (every number with its formula and inputs). The same
-formulas apply to every input: there are no special cases for named models.
+Pure functions over numbers, a catalog ``GpuModel`` and a catalog ``ModelSpec`` (``planner.models``); no
+I/O. The memory model is ``planner.memory`` and decode speed ``planner.inference``; this module adds
+compute (§2.1 of ``shared/reference/workloads.md`` plus the attention term), the default MFU by GPU
+generation, scale and task (calibrated in docs/calibration.md), and the ``Estimate`` record with
+``explain`` (every number with its formula and inputs). The same formulas apply to every model: a
+catalog model only supplies its published shape and parameter counts.
 
     >>> from planner.catalog import get_model
-    >>> e = estimate(7e9, "pretrain", tokens=2e12, gpu=get_model("A100-80GB"))
-    >>> round(e.gpu_hours, -3)
-    187000.0
+    >>> e = estimate(model="llama-2-7b", task="pretrain", tokens=2e12, seq_len=4096, gpu=get_model("A100-80GB"))
+    >>> round(e.gpu_hours, -4)
+    200000.0
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import UsageError
+from planner.inference import (
+    decode_step_seconds,
+    decode_tokens_per_s,
+    is_serving_count,
+    prefill_tokens_per_s,
+    serving_gpus,
+    weight_bytes_read,
+)
 from planner.memory import (
+    BYTES_PER_PARAM,
     DEFAULT_BATCH,
     DEFAULT_PRECISION,
     DEFAULT_SEQ_LEN,
+    DEFAULT_ZERO_STAGE,
+    LORA_RANK,
+    TRAINING_OVERHEAD_FRACTION,
     USABLE_MEMORY_FRACTION,
     ModelShape,
     check_int,
@@ -32,7 +47,9 @@ from planner.memory import (
     default_shape,
     gpus_needed,
     memory_breakdown,
+    replicated_gb,
 )
+from planner.models import ModelSpec, get_spec
 from planner.units import BYTES_PER_GB, format_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,25 +67,102 @@ MAX_GPUS = 100_000  # the quote engine's limit (planner.quote.MAX_GPUS; a test k
 # --- Compute (§2.1) ---
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6·N·D (Kaplan; Chinchilla); MFU is defined on this count (PaLM)
 INFERENCE_FLOPS_PER_PARAM_TOKEN = 2  # ≈ 2·N per generated token
+# Attention scores and values grow with the context: PaLM (Chowdhery et al. 2022, App. B) counts
+# 6·N + 12·L·H·Q·T FLOPs per trained token (L layers, H·Q attention width, T sequence length), the
+# convention its MFU is defined on; Megatron's 72·B·s·l·h²·(s/6h) term is the same. The forward pass
+# alone is a third of it: 4·L·H·Q·T per generated token over a context of T.
+TRAIN_ATTENTION_FLOPS = 12
+INFERENCE_ATTENTION_FLOPS = 4
 
-# Default MFU by task and GPU class (§2.1 "MFU values" and "MFU default suggestions"). MFU counts 6·N·D
-# only (PaLM), so the time a run spends recomputing activations is inside these figures.
-DEFAULT_MFU: dict[tuple[str, str], float] = {
-    # Llama 2 7B/13B/70B on A100 imply 39.1/37.7/43.5% and Llama 3 405B 38-43% (§2.1 table): 0.40.
-    ("pretrain", "datacenter"): 0.40,
-    # Same computation at smaller scale, less tuned: low end of §2.1's 0.35-0.45.
-    ("full", "datacenter"): 0.35,
-    # Assumption: small-batch adapter training, between consumer LoRA and full training.
-    ("lora", "datacenter"): 0.25,
-    ("qlora", "datacenter"): 0.20,  # assumption: 4-bit dequantisation costs extra time
-    ("inference", "datacenter"): 0.30,  # assumption: batched serving; decode is capped by bandwidth too
+# --- Utilisation (MFU) by GPU generation, scale and task, calibrated on published runs ---
+# docs/calibration.md lists the 24 runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
+# DeepSeek LLM/V2/V3) and tests/test_calibration.py recomputes it. MFU here is the throughput while
+# training; restarts, evaluation and checkpointing come on top (DEFAULT_OVERHEAD).
+SCALE_BANDS: tuple[tuple[float, str], ...] = ((3e9, "<3B"), (20e9, "3-20B"), (100e9, "20-100B"))
+LARGEST_BAND = ">=100B"
+PRETRAIN_MFU: dict[str, dict[str, float]] = {
+    # A100/A800 runs show no trend with size: LLaMA 7-65B 0.46-0.55, Llama 2 0.43-0.46, MPT-7B 0.39,
+    # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
+    # included): 0.46 before the 10% overhead is the middle.
+    "ampere": {"<3B": 0.46, "3-20B": 0.46, "20-100B": 0.46, ">=100B": 0.46},
+    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth): Llama 3.2 1B implies
+    # 0.07, Llama 3.2 3B 0.15, Llama 3/3.1 8B 0.18-0.20, Llama 3/3.1 70B 0.29-0.32, DeepSeek 67B 0.41,
+    # Llama 3.1 405B 0.37 (overhead included).
+    "hopper": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
+    # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
+    # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
+    "blackwell": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    "ada": {"<3B": 0.35, "3-20B": 0.35, "20-100B": 0.35, ">=100B": 0.35},
+    "volta": {"<3B": 0.25, "3-20B": 0.25, "20-100B": 0.25, ">=100B": 0.25},
+}
+# GPU families by generation. The H20 keeps Hopper's memory and NVLink with 15% of its compute, so its
+# kernels are not starved the way an H100's are: it takes the Ampere figures (assumption).
+GENERATIONS: dict[str, tuple[str, ...]] = {
+    "ampere": (
+        "A100",
+        "A800",
+        "A10",
+        "A30",
+        "RTXA6000",
+        "RTXA4000",
+        "RTX3090",
+        "RTX3080TI",
+        "RTX3080",
+        "H20",
+    ),
+    "hopper": ("H100", "H800", "H200"),
+    "blackwell": ("B200", "RTX5090", "RTX5090D", "RTXPRO6000", "RTXPRO6000D"),
+    "ada": ("L40S", "L40", "L20", "L4", "RTX4090", "RTX4090D", "RTX6000ADA"),
+    "volta": ("V100", "T4", "P100", "P40", "P4", "RTX2080TI"),
+}
+# Fine-tuning and inference on A100-class GPUs. Fine-tuning on other generations scales by their
+# pretraining figure over Ampere's at the same scale; inference is not scaled.
+TASK_MFU: dict[tuple[str, str], float] = {
+    ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
+    ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
+    # A measured QLoRA run of a 7B model on one A100 (issue 15) ran 1.78x faster than 0.20 predicts,
+    # i.e. at 0.36 on the 6·N·D count; LoRA skips the 4-bit dequantisation, so it is set a little higher.
+    ("lora", "datacenter"): 0.40,
+    ("qlora", "datacenter"): 0.35,
+    ("inference", "datacenter"): 0.30,  # assumption: prefill and large-batch decode; small batches are
+    # bandwidth-bound (planner.inference)
     # Consumer (GeForce) cards: no NVLink, small batches: §2.1 suggests 0.05-0.15 for LoRA.
-    ("pretrain", "consumer"): 0.30,  # assumption: below data-centre for PCIe-only scaling
     ("full", "consumer"): 0.15,  # top of §2.1's consumer range
     ("lora", "consumer"): 0.10,  # middle of §2.1's 0.05-0.15
     ("qlora", "consumer"): 0.08,  # assumption: below LoRA for dequantisation
     ("inference", "consumer"): 0.20,  # assumption
 }
+# MoE training: DeepSeek-V2 (MoE, 21B active) took 172.8K H800 hours per trillion tokens where the dense
+# DeepSeek 67B took 300.6K (DeepSeek-V2 paper §4): with attention counted that is 0.30 against 0.41 of
+# peak, 0.74x (all-to-all between expert-parallel GPUs and small expert GEMMs).
+MOE_MFU_FACTOR = 0.75
+# FP8 training runs at the FP8 peak (2x BF16 on Hopper, Ada and Blackwell) with this share of the BF16
+# MFU: only the GEMMs speed up. DeepSeek-V3 (FP8) came out 1.46x faster per active-parameter FLOP than
+# DeepSeek-V2 (BF16) on the same H800s; NVIDIA quotes 1.3-1.5x for Transformer Engine: 1.4x, i.e. 0.7.
+FP8_MFU_FACTOR = 0.7
+# GPU families with FP8 tensor cores (gpu_specs.csv fp8_dense_tflops; 2x the dense BF16 figure on every
+# one of them, GeForce included with FP32 accumulate).
+FP8_FAMILIES = frozenset(
+    {"H100", "H800", "H20", "H200", "B200", "L40S", "L40", "L20", "L4", "RTX4090", "RTX4090D",
+     "RTX6000ADA", "RTX5090", "RTX5090D", "RTXPRO6000", "RTXPRO6000D"}
+)  # fmt: skip
+FP8_PEAK_RATIO = 2.0
+# Restarts, evaluation and checkpointing, as a share of the compute time. Published pretraining hours
+# include them; Llama 3 (Dubey et al. 2024 §3.3.4) reports more than 90% effective training time over
+# 54 days with 466 interruptions: 0.10. Fine-tuning and inference jobs are short: none (assumption).
+DEFAULT_OVERHEAD: dict[str, float] = {
+    "pretrain": 0.10,
+    "full": 0.0,
+    "lora": 0.0,
+    "qlora": 0.0,
+    "inference": 0.0,
+}
+MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a typo
+
+
+class NoFp8Error(UsageError):
+    """FP8 training asked of a GPU without FP8 tensor cores (``plan`` leaves such GPUs out)."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +170,7 @@ class Estimate:
     """One workload estimate. GB are decimal (1e9 bytes), like GPU memory as marketed."""
 
     task: str
-    params: float
+    params: float  # every parameter the weights hold (the total for MoE)
     tokens: float | None
     precision: str
     seq_len: int
@@ -86,25 +180,45 @@ class Estimate:
     memory_gb: float
     breakdown: dict[str, float]  # component -> GB: weights, gradients, optimizer_states, activations,
     # kv_cache, overhead
+    active_params: float = 0.0  # parameters one token computes with (= params for dense models)
+    model: str | None = None  # catalog name, or None when the shape was derived from --params
+    model_source: str | None = None
+    experts: int | None = None
+    flops_per_token: float | None = None  # 6·N_active + attention (training), 2·N_active + attention
+    attention_flops_per_token: float | None = None
+    lora_rank: int | None = None
+    optimizer_8bit: bool = False
+    zero_stage: int = DEFAULT_ZERO_STAGE
+    cpu_offload_gb: float = 0.0  # optimizer states held in CPU memory instead (--cpu-offload)
+    overhead: float = 0.0  # restarts, evaluation, checkpointing as a share of compute time
     gpu: str | None = None
     gpu_memory_gb: float | None = None
     usable_memory_fraction: float | None = None  # share of each GPU's memory counted as usable
-    gpus_needed: int | None = None
+    gpus_needed: int | None = None  # None with a GPU: no count holds it (ZeRO stage below 3; see notes)
     gpus: int | None = None  # GPUs the time is computed on (the user's K, else gpus_needed)
     fits: bool | None = None  # whether `gpus` hold memory_gb
+    per_gpu_gb: float | None = None  # memory on each of `gpus_needed` GPUs
     flops: float | None = None
     peak_tflops: float | None = None
     mfu: float | None = None
-    mfu_source: str | None = None  # "given" or "default for <task> on <class> GPUs"
+    mfu_source: str | None = None  # "given" or how the default was chosen
     gpu_hours: float | None = None
     wall_hours: float | None = None
     bound: str | None = None  # "compute" or "memory bandwidth" (inference decode)
+    tokens_per_gpu_s: float | None = None  # inference: generated tokens per second per GPU
+    prefill_tokens_per_gpu_s: float | None = None  # inference: prompt tokens per second per GPU
+    assumed: tuple[str, ...] = field(default_factory=tuple)  # what --params made us assume
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.experts)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus ``formulas``: each number with its formula and inputs (``explain``)."""
         data = asdict(self)
         data["notes"] = list(self.notes)
+        data["assumed"] = list(self.assumed)
         data["formulas"] = explain(self)
         return data
 
@@ -121,19 +235,36 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
     if task == "inference":
         acts = "in overhead"
     elif checkpointing_for(task, checkpointing):
-        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·4"
+        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·8"
     else:
-        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·4"
-    compute = "2·N·D" if task == "inference" else "6·N·D"
+        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·8"
+    if task == "inference":
+        compute = "(2·N_active + 4·layers·seq·attention width)·D"
+        kv = (
+            "2·layers·kv_heads·head_dim·seq·batch·2 bytes (MLA: layers·(kv_lora_rank + rope dim)·seq·batch·2)"
+        )
+    else:
+        compute = "(6·N_active + 12·layers·seq·attention width)·D"
+        kv = "none"
     return {
         "model_states": states,
         "activations": acts,
-        "kv_cache": "2·layers·kv_heads·head_dim·seq·batch·2 bytes" if task == "inference" else "none",
+        "kv_cache": kv,
         "overhead": "1.5 GB" if task == "inference" else "10% of the rest",
-        "gpus_needed": "ceil(memory_gb / (GPU memory × usable fraction))",
+        "gpus_needed": "ceil(memory_gb / (GPU memory × usable fraction))"
+        + (
+            ", rounded up to 1, 2, 4, 8 or a multiple of 8 (tensor parallelism)"
+            if task == "inference"
+            else ""
+        ),
         "flops": compute,
-        "gpu_hours": "flops / (peak dense TFLOPS × 1e12 × mfu × 3600)"
-        + (", or decode steps × (weights + KV bytes) / bandwidth if larger" if task == "inference" else ""),
+        "gpu_hours": "flops / (peak dense TFLOPS × 1e12 × mfu × 3600) × (1 + overhead)"
+        + (
+            "; decode: tokens ÷ (batch ÷ step) with step = max((weights read + KV bytes) / (bandwidth × 0.8), "
+            "batch FLOPs / (peak × mfu)) + 3 ms + 2 × layers × 40 µs on several GPUs"
+            if task == "inference"
+            else ""
+        ),
         "wall_hours": "gpu_hours / gpus",
     }
 
@@ -143,28 +274,37 @@ def explain(e: Estimate) -> dict[str, str]:
     f = formulas(e.task, e.checkpointing)
     s = e.shape
     b = e.breakdown
+    if e.model:
+        shape = f"{e.model} ({e.model_source})"
+    else:
+        shape = "N ≈ 12·layers·hidden², hidden/layers ≈ 128, head_dim 128"
     out = {
-        "shape": f"N ≈ 12·layers·hidden², hidden/layers ≈ 128, head_dim 128 → {s.layers} layers, "
-        f"hidden {s.hidden}, {s.heads} heads, {s.kv_heads} KV heads",
+        "shape": f"{shape} → {s.layers} layers, hidden {s.hidden}, {s.heads} heads, {s.kv_heads} KV heads",
         "model_states": f"{f['model_states']} = {b['weights'] + b['gradients'] + b['optimizer_states']:.1f} GB",
         "activations": f"{f['activations']} = {b['activations']:.2f} GB",
         "kv_cache": f"{f['kv_cache']} = {b['kv_cache']:.2f} GB",
         "overhead": f"{f['overhead']} = {b['overhead']:.2f} GB",
         "memory_gb": f"sum of the above = {e.memory_gb:.1f} GB",
     }
-    if e.gpus_needed is not None and e.gpu_memory_gb is not None:
+    if e.gpus_needed is not None and e.gpu_memory_gb is not None and e.usable_memory_fraction is not None:
+        held = gpus_needed(e.memory_gb, e.gpu_memory_gb, e.usable_memory_fraction)
         out["gpus_needed"] = (
-            f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {e.gpus_needed}"
+            f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {held}"
         )
-    if e.flops is not None and e.tokens is not None:
+        if held != e.gpus_needed:
+            out["gpus_needed"] += f" → {e.gpus_needed} (tensor parallelism: 1, 2, 4, 8, then multiples of 8)"
+    if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
         per = 2 if e.task == "inference" else 6
-        out["flops"] = f"{f['flops']} = {per} × {e.params:.3g} × {e.tokens:.3g} = {e.flops:.3g}"
+        out["flops"] = (
+            f"{f['flops']} = ({per} × {e.active_params:.3g} + {e.attention_flops_per_token:.3g}) "
+            f"× {e.tokens:.3g} = {e.flops:.3g}"
+        )
     if e.gpu_hours is not None and e.peak_tflops is not None and e.flops is not None:
-        compute = f"{e.flops:.3g} / ({e.peak_tflops:g}e12 × {e.mfu:g} × 3600)"
-        if e.bound == "memory bandwidth":
+        compute = f"{e.flops:.3g} / ({e.peak_tflops:g}e12 × {e.mfu:g} × 3600) × {1 + e.overhead:g}"
+        if e.task == "inference" and e.tokens_per_gpu_s:
             out["gpu_hours"] = (
-                f"decode steps × (weights + KV bytes) / bandwidth = {e.gpu_hours:,.1f} "
-                f"(larger than compute: {compute})"
+                f"{e.tokens:.3g} tokens / {e.tokens_per_gpu_s:,.1f} tokens/s per GPU / 3600 = {e.gpu_hours:,.1f} "
+                f"(decode step bound by {e.bound}; compute alone: {compute})"
             )
         else:
             out["gpu_hours"] = f"{compute} = {e.gpu_hours:,.1f}"
@@ -181,27 +321,81 @@ def gpu_class(gpu: GpuModel) -> str:
 _GEFORCE = re.compile(r"RTX[2-5]0[5-9]0(TI|D|SUPER)*")  # RTX 2080 Ti ... 5090 D; not RTX A6000 / 6000 Ada
 
 
-def default_mfu(task: str, gpu: GpuModel) -> float:
-    """The default MFU for a task on this GPU's class (see DEFAULT_MFU for the sources)."""
+def generation(gpu: GpuModel) -> str:
+    """The MFU generation of a GPU family (see GENERATIONS); unknown families count as Ampere."""
+    family = gpu.family.upper().replace(" ", "")
+    return next((g for g, families in GENERATIONS.items() if family in families), "ampere")
+
+
+def scale_band(active_params: float) -> str:
+    """The PRETRAIN_MFU column for a model computing with ``active_params`` per token."""
+    return next((band for limit, band in SCALE_BANDS if active_params < limit), LARGEST_BAND)
+
+
+def has_fp8(gpu: GpuModel) -> bool:
+    """Whether the GPU has FP8 tensor cores (Hopper, Ada, Blackwell)."""
+    return gpu.family.upper().replace(" ", "") in FP8_FAMILIES
+
+
+def default_mfu_and_source(
+    task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False, precision: str = "bf16"
+) -> tuple[float, str]:
+    """The default MFU and a few words on how it was chosen (generation, scale, task, MoE, FP8)."""
     check_task(task)
-    return DEFAULT_MFU[(task, gpu_class(gpu))]
+    cls, gen, band = gpu_class(gpu), generation(gpu), scale_band(active_params)
+    table = PRETRAIN_MFU[gen]
+    if task == "pretrain" and cls == "datacenter":
+        mfu, how = table[band], f"pretraining on {gen} GPUs at {band} active parameters"
+    elif task == "inference":
+        # Serving runs on one tensor-parallel group, not a training cluster: no generation scaling.
+        mfu, how = (
+            TASK_MFU[(task, cls)],
+            f"inference on {'consumer' if cls == 'consumer' else 'data-centre'} GPUs",
+        )
+    elif cls == "datacenter":
+        ratio = table[band] / PRETRAIN_MFU["ampere"][band]
+        mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {band}"
+    else:
+        mfu, how = TASK_MFU[(task, cls)], f"{task} on consumer GPUs"
+    if moe and task != "inference":
+        mfu, how = mfu * MOE_MFU_FACTOR, how + f", × {MOE_MFU_FACTOR} for MoE"
+    if precision == "fp8" and task != "inference":
+        mfu, how = mfu * FP8_MFU_FACTOR, how + f", × {FP8_MFU_FACTOR} at the FP8 peak"
+    return round(mfu, 4), "default for " + how
+
+
+def default_mfu(task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False) -> float:
+    """The default MFU for a task on this GPU (see default_mfu_and_source)."""
+    return default_mfu_and_source(task, gpu, active_params, moe)[0]
 
 
 def job_flops(task: str, params: float, tokens: float) -> float:
-    """C ≈ 6·N·D for training, 2·N·D for inference (D = tokens processed or generated), §2.1."""
+    """C ≈ 6·N·D for training, 2·N·D for inference (D = tokens processed or generated), §2.1; without
+    the attention term (``attention_flops_per_token``)."""
     check_task(task)
     per = INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
     return per * params * tokens
 
 
-def gpu_hours_for(flops: float, peak_tflops: float, mfu: float) -> float:
-    """GPU-hours = C / (peak · MFU · 3600), §2.1."""
-    return flops / (peak_tflops * 1e12 * mfu * 3600)
+def attention_flops_per_token(task: str, shape: ModelShape, seq_len: int) -> float:
+    """12·L·(H·Q)·T per trained token (PaLM App. B), 4·L·(H·Q)·T per generated token at context T."""
+    per = INFERENCE_ATTENTION_FLOPS if task == "inference" else TRAIN_ATTENTION_FLOPS
+    return per * shape.layers * shape.attention_dim * seq_len
+
+
+def router_params(shape: ModelShape, experts: int | None) -> float:
+    """An MoE router is a hidden × experts matrix per layer, computed for every token."""
+    return shape.layers * shape.hidden * experts if experts else 0.0
+
+
+def gpu_hours_for(flops: float, peak_tflops: float, mfu: float, overhead: float = 0.0) -> float:
+    """GPU-hours = C / (peak · MFU · 3600) × (1 + overhead), §2.1."""
+    return flops / (peak_tflops * 1e12 * mfu * 3600) * (1 + overhead)
 
 
 def estimate(
-    params: float,
-    task: str,
+    params: float | None = None,
+    task: str = "",
     tokens: float | None = None,
     gpu: GpuModel | None = None,
     gpus: int | None = None,
@@ -212,15 +406,33 @@ def estimate(
     kv_heads: int | None = None,
     shape: ModelShape | None = None,
     checkpointing: bool | None = None,
+    *,
+    model: str | ModelSpec | None = None,
+    lora_rank: int | None = None,
+    optimizer_8bit: bool = False,
+    zero_stage: int | None = None,
+    cpu_offload: bool = False,
+    overhead: float | None = None,
 ) -> Estimate:
-    """Estimate memory, GPUs and time for ``task`` on a model of ``params`` parameters.
+    """Estimate memory, GPUs and time for ``task`` on a catalog ``model`` or a model of ``params``.
 
-    ``tokens`` is D: training tokens, or tokens generated for inference; without it there is no
+    ``model`` (a catalog name or ModelSpec) gives the real shape, the total parameters (memory) and the
+    active ones (compute); ``params`` alone assumes a dense model of a standard shape (``assumed`` says
+    what). ``tokens`` is D: training tokens, or tokens generated for inference; without it there is no
     FLOP or time answer. Without ``gpu`` only the memory is answered. ``gpus`` (K) defaults to the
-    fewest that hold the memory. ``shape`` overrides the shape derived from ``params``;
-    ``checkpointing`` the task's default activation strategy (see planner.memory).
+    fewest that hold the memory. ``shape`` overrides the shape; ``checkpointing`` the task's default
+    activation strategy (see planner.memory). ``zero_stage`` (default 3) and ``cpu_offload`` change
+    what each GPU must hold; ``overhead`` the restarts-and-evaluation share (DEFAULT_OVERHEAD).
     """
     check_task(task)
+    spec = _spec(model)
+    if spec is not None and params is not None:
+        raise UsageError("give --model or --params, not both", f"--model {spec.name} knows its parameters")
+    if spec is None and params is None:
+        raise UsageError("a model is needed", "e.g. --model qwen2.5-7b, or --params 7B for another model")
+    if spec is not None:
+        params = spec.total_params
+    assert params is not None
     _check_range(params, "--params", MIN_PARAMS, MAX_PARAMS, "e.g. 7B or 6.7e9")
     precision = (precision or DEFAULT_PRECISION[task]).lower()
     check_task_precision(task, precision)
@@ -235,68 +447,230 @@ def estimate(
         _check_range(gpus, "--gpus", 1, MAX_GPUS, "e.g. 8")
     if mfu is not None and not (isinstance(mfu, int | float) and 0 < mfu <= 1):
         raise UsageError(f"--mfu must be in (0, 1], got {mfu}", "e.g. --mfu 0.4")
+    if overhead is not None and not (isinstance(overhead, int | float) and 0 <= overhead <= MAX_OVERHEAD):
+        raise UsageError(
+            f"--overhead must be from 0 to {MAX_OVERHEAD:g}, got {overhead}", "e.g. --overhead 0.1"
+        )
+    if lora_rank is not None:
+        _check_range(check_int(lora_rank, "--lora-rank"), "--lora-rank", 1, 4096, "e.g. --lora-rank 64")
+        if task not in ("lora", "qlora"):
+            raise UsageError("--lora-rank applies to --task lora or qlora", "e.g. --task lora --lora-rank 64")
+    zero_stage = DEFAULT_ZERO_STAGE if zero_stage is None else zero_stage
+    replicated_gb({"weights": 0, "gradients": 0, "optimizer_states": 0}, zero_stage)  # checks the stage
+    if (zero_stage != DEFAULT_ZERO_STAGE or cpu_offload or optimizer_8bit) and task == "inference":
+        raise UsageError(
+            "ZeRO, CPU offload and 8-bit optimizers are training options", "drop them for inference"
+        )
+    assumed: list[str] = []
+    if shape is None and spec is not None:
+        shape = spec.shape
     if shape is None:
         shape = default_shape(params, kv_heads)
+        assumed.append(
+            f"a dense model (not MoE) of {format_count(params)} parameters shaped by N ≈ 12·layers·hidden² "
+            f"with hidden/layers = 128: {shape.layers} layers, hidden {shape.hidden}, "
+            f"{shape.kv_heads} KV heads of 128 ({'--kv-heads' if kv_heads else 'one per attention head, MHA'})"
+        )
     elif kv_heads is not None:
-        shape = replace(shape, kv_heads=kv_heads)
+        if not 1 <= kv_heads <= shape.heads:
+            raise UsageError(
+                f"--kv-heads must be from 1 to {shape.heads}, got {kv_heads}", "e.g. --kv-heads 8"
+            )
+        shape = replace(shape, kv_heads=kv_heads, kv_lora_rank=None, qk_rope_head_dim=0)
+    active = spec.active_params if spec is not None else params
+    experts = spec.experts if spec is not None else None
+    compute_params = active + router_params(shape, experts)
     checkpointing = checkpointing_for(task, checkpointing)
-    breakdown = memory_breakdown(task, params, precision, seq_len, batch, shape, checkpointing)
-    memory_gb = sum(breakdown.values())
-    result = Estimate(
-        task, params, tokens, precision, seq_len, batch, checkpointing, shape, memory_gb, breakdown
+    breakdown = memory_breakdown(
+        task, params, precision, seq_len, batch, shape, checkpointing, lora_rank, optimizer_8bit
     )
-    flops = job_flops(task, params, tokens) if tokens is not None else None
+    offloaded = 0.0
+    if cpu_offload:
+        # ZeRO-Offload (Ren et al. 2021): the optimizer states and their update live in CPU memory.
+        offloaded = breakdown["optimizer_states"]
+        breakdown = {**breakdown, "optimizer_states": 0.0}
+        breakdown["overhead"] = TRAINING_OVERHEAD_FRACTION * sum(
+            v for k, v in breakdown.items() if k != "overhead"
+        )
+    memory_gb = sum(breakdown.values())
+    per_token = (
+        INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
+    ) * compute_params
+    attention = attention_flops_per_token(task, shape, seq_len)
+    result = Estimate(
+        task, params, tokens, precision, seq_len, batch, checkpointing, shape, memory_gb, breakdown,
+        active_params=active,
+        model=spec.name if spec else None,
+        model_source=spec.source if spec else None,
+        experts=experts,
+        flops_per_token=per_token + attention,
+        attention_flops_per_token=attention,
+        lora_rank=(lora_rank or LORA_RANK) if task in ("lora", "qlora") else None,
+        optimizer_8bit=optimizer_8bit,
+        zero_stage=zero_stage,
+        cpu_offload_gb=offloaded,
+        overhead=DEFAULT_OVERHEAD[task] if overhead is None else float(overhead),
+        assumed=tuple(assumed),
+    )  # fmt: skip
+    flops = (per_token + attention) * tokens if tokens is not None else None
+    notes = _workload_notes(result, spec)
     if gpu is None:
-        return replace(result, flops=flops, mfu=mfu, mfu_source="given" if mfu is not None else None)
-    return _on_gpu(result, gpu, gpus, flops, mfu)
+        return replace(
+            result, flops=flops, mfu=mfu, mfu_source="given" if mfu is not None else None, notes=notes
+        )
+    return _on_gpu(replace(result, notes=notes), gpu, gpus, flops, mfu)
+
+
+def _spec(model: str | ModelSpec | None) -> ModelSpec | None:
+    if model is None or isinstance(model, ModelSpec):
+        return model
+    return get_spec(model)
+
+
+def _workload_notes(e: Estimate, spec: ModelSpec | None) -> tuple[str, ...]:
+    notes = []
+    if spec is not None and spec.is_moe:
+        notes.append(
+            f"MoE: memory holds all {format_count(e.params)} parameters, compute uses "
+            f"{format_count(e.active_params)} active ({spec.experts_per_token} of {spec.experts} experts) plus "
+            "the router; across several GPUs the experts are split by expert parallelism"
+        )
+    if spec is not None and e.seq_len > spec.context:
+        notes.append(f"--seq-len {e.seq_len} is longer than {spec.name}'s context of {spec.context}")
+    if e.shape.kv_lora_rank:
+        notes.append(
+            f"MLA: the KV cache holds one {e.shape.kv_lora_rank + e.shape.qk_rope_head_dim}-wide latent per "
+            "layer and token instead of full keys and values"
+        )
+    return tuple(notes)
 
 
 def _on_gpu(
     result: Estimate, gpu: GpuModel, gpus: int | None, flops: float | None, mfu: float | None
 ) -> Estimate:
     usable = USABLE_MEMORY_FRACTION[result.task]
-    needed = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
+    notes: list[str] = list(result.notes)
+    needed: int | None
+    raw: int | None = None  # inference: the GPUs that hold it before rounding to a tensor-parallel count
+    if result.task == "inference":
+        raw = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
+        needed = serving_gpus(raw)
+        if needed != raw:
+            notes.append(
+                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
+                f"multiple of 8 GPUs: {needed}"
+            )
+        if gpus is not None and not is_serving_count(gpus):
+            notes.append(
+                f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
+            )
+    else:
+        needed = _training_gpus(result, gpu, usable, notes)
     k = gpus or needed
-    notes: list[str] = []
-    if k < needed:
+    if needed is None:
+        pass  # no count holds it (a note says why)
+    elif k is not None and k < (raw or needed):
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
-    source = "given" if mfu is not None else f"default for {result.task} on {gpu_class(gpu)} GPUs"
-    mfu = mfu if mfu is not None else default_mfu(result.task, gpu)
-    peak = gpu.fp32_tflops if result.precision == "fp32" else gpu.dense_tflops
+    fp8 = result.precision == "fp8"
+    if fp8 and not has_fp8(gpu) and result.task != "inference":
+        raise NoFp8Error(
+            f"{gpu.name} has no FP8 tensor cores",
+            "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
+            "use --precision bf16",
+        )
+    if mfu is not None:
+        source = "given"
+    else:
+        mfu, source = default_mfu_and_source(
+            result.task, gpu, result.active_params, result.is_moe, result.precision
+        )
+    if result.precision == "fp32":
+        peak = gpu.fp32_tflops
+    elif fp8 and has_fp8(gpu) and gpu.dense_tflops is not None:
+        # FP8 inference on a GPU without FP8 tensor cores is weight-only (dequantised to 16-bit): BF16 peak.
+        peak = gpu.dense_tflops * FP8_PEAK_RATIO
+    else:
+        peak = gpu.dense_tflops
     fields: dict[str, Any] = dict(
         gpu=gpu.name,
         gpu_memory_gb=gpu.memory_gb,
         usable_memory_fraction=usable,
         gpus_needed=needed,
         gpus=k,
-        fits=k >= needed,
+        fits=needed is not None and k is not None and k >= needed,
+        per_gpu_gb=_per_gpu_gb(result, needed) if needed else None,
         mfu=mfu,
         mfu_source=source,
     )
     fields.update(flops=flops, peak_tflops=peak)
     if result.precision == "bf16" and not gpu.has_bf16:
         notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
+    if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
+        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1)
+        fields.update(
+            tokens_per_gpu_s=tps,
+            prefill_tokens_per_gpu_s=prefill_tokens_per_s(result.flops_per_token or 1.0, peak, mfu),
+            bound=bound,
+        )
     if flops is not None and peak is None:
         notes.append(f"the catalog has no dense TFLOPS figure for {gpu.name}: no time estimate")
-    elif flops is not None and peak is not None:
-        hours = gpu_hours_for(flops, peak, mfu)
-        bound = "compute"
-        bw_hours = _decode_gpu_hours(result, gpu)
-        if bw_hours is not None and bw_hours > hours:
-            hours, bound = bw_hours, "memory bandwidth"
-            notes.append("decode is limited by memory bandwidth, not compute (§2.6): raise --batch")
-        fields.update(gpu_hours=hours, wall_hours=hours / k, bound=bound)
+    elif flops is not None and peak is not None and result.tokens is not None:
+        if fields.get("tokens_per_gpu_s"):
+            hours = result.tokens / fields["tokens_per_gpu_s"] / 3600 * (1 + result.overhead)
+            if fields["bound"] == "memory bandwidth":
+                notes.append("decode is limited by memory bandwidth, not compute (§2.6): raise --batch")
+            elif fields["bound"] == "latency":
+                notes.append("decode is limited by per-step latency, not bandwidth or compute: raise --batch")
+        else:
+            hours = gpu_hours_for(flops, peak, mfu, result.overhead)
+            fields["bound"] = "compute"
+        fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
 
 
-def _decode_gpu_hours(result: Estimate, gpu: GpuModel) -> float | None:
-    """Inference: each decode step reads all weights and the KV cache once (§2.6), one step per
-    ``batch`` tokens; spread over K GPUs the GPU-seconds stay the same. KV at full context (upper bound)."""
-    if result.task != "inference" or result.tokens is None or not gpu.bandwidth_gbps:
+def _per_gpu_gb(result: Estimate, gpus: int) -> float:
+    """Memory on each of ``gpus`` GPUs: an even split, plus what a ZeRO stage below 3 keeps whole."""
+    if result.task == "inference" or result.zero_stage == DEFAULT_ZERO_STAGE:
+        return result.memory_gb / gpus
+    whole = replicated_gb(result.breakdown, result.zero_stage)
+    return whole + (result.memory_gb - whole) / gpus
+
+
+def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[str]) -> int | None:
+    """Fewest GPUs that hold a training job: everything split evenly at ZeRO-3; at a lower stage the
+    unsharded model states sit whole on every GPU and only the rest is split."""
+    if result.zero_stage == DEFAULT_ZERO_STAGE:
+        return gpus_needed(result.memory_gb, gpu.memory_gb, usable)
+    whole = replicated_gb(result.breakdown, result.zero_stage)
+    room = gpu.memory_gb * usable - whole
+    if room <= 0:
+        notes.append(
+            f"with ZeRO stage {result.zero_stage} every GPU holds {whole:.1f} GB of model states, more than a "
+            f"{gpu.name} has: use --zero-stage 3 or --cpu-offload"
+        )
         return None
-    step_bytes = (result.breakdown["weights"] + result.breakdown["kv_cache"]) * BYTES_PER_GB
-    steps = result.tokens / result.batch
-    return steps * step_bytes / (gpu.bandwidth_gbps * 1e9) / 3600
+    return max(1, math.ceil((result.memory_gb - whole) / room - 1e-9))
+
+
+def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus: int) -> tuple[float, str]:
+    """Generated tokens per second per GPU, and what bounds it (planner.inference). KV at full context."""
+    bytes_per_param = BYTES_PER_PARAM[result.precision]
+    weights = weight_bytes_read(result.params, result.active_params, result.batch, bytes_per_param)
+    kv = result.breakdown["kv_cache"] * BYTES_PER_GB
+    assert gpu.bandwidth_gbps is not None and result.flops_per_token is not None
+    args = (
+        weights,
+        kv,
+        result.batch,
+        result.flops_per_token,
+        gpu.bandwidth_gbps,
+        peak,
+        mfu,
+        gpus,
+        result.shape.layers,
+    )
+    _, bound = decode_step_seconds(*args)
+    return decode_tokens_per_s(*args), bound
 
 
 def _check_range(value: float, name: str, low: float, high: float, example: str) -> None:

@@ -39,6 +39,7 @@ from planner.billing import HOURLY_MODES
 from planner.errors import PlannerError, UsageError
 from planner.normalize import (
     MAX_COUNT,
+    STORED_STOCK,
     PriceRejected,
     billing_and_unit,
     check_gpu_count,
@@ -72,7 +73,6 @@ COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 # instance and billing mode: the database keeps one stock row per instance, billing mode and run).
 LOSSLESS_COLUMNS = ("gpu_note", "tiers", "median_price", "stock_status", "idle_gpus", "total_gpus")
 EXPORT_COLUMNS = COLUMNS + LOSSLESS_COLUMNS
-STOCK_STATUSES = ("available", "sold_out")
 MAX_FIELD_CHARS = 500
 BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
@@ -579,8 +579,8 @@ def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_c
 def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | None] | None:
     """(status, idle GPUs, total GPUs) from the stock columns; None when the row says nothing of stock."""
     status = (record.get("stock_status") or "").strip() or None
-    if status is not None and status not in STOCK_STATUSES:
-        raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STOCK_STATUSES)}")
+    if status is not None and status not in STORED_STOCK:
+        raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STORED_STOCK)}")
     idle = _optional_int(record.get("idle_gpus"), "idle_gpus")
     total = _optional_int(record.get("total_gpus"), "total_gpus")
     return None if status is None and idle is None and total is None else (status, idle, total)

@@ -38,11 +38,13 @@ DEFAULT_PRECISION: dict[str, str] = {
     "qlora": "int4",
     "inference": "bf16",
 }
-# Precisions each task can run in. Full training needs 16-bit or fp32 master weights (ZeRO §3.1);
+# Precisions each task can run in. Full training keeps 16-bit or fp32 master weights (ZeRO §3.1); fp8
+# training (Transformer Engine, DeepSeek-V3) runs the matrix multiplies in FP8 but keeps bf16 weights and
+# fp32 master weights and moments, so its memory is counted as bf16's;
 # QLoRA is 4-bit by definition (an 8-bit base is --task lora --precision int8).
 TASK_PRECISIONS: dict[str, tuple[str, ...]] = {
-    "pretrain": ("bf16", "fp16", "fp32"),
-    "full": ("bf16", "fp16", "fp32"),
+    "pretrain": ("bf16", "fp16", "fp32", "fp8"),
+    "full": ("bf16", "fp16", "fp32", "fp8"),
     "lora": ("bf16", "fp16", "fp32", "fp8", "int8"),
     "qlora": ("int4",),
     "inference": PRECISIONS,
@@ -54,7 +56,11 @@ ADAM_STATE_BYTES: dict[str, tuple[float, float, float]] = {  # (weights, gradien
     "bf16": (2.0, 2.0, 12.0),
     "fp16": (2.0, 2.0, 12.0),
     "fp32": (4.0, 4.0, 8.0),
+    "fp8": (2.0, 2.0, 12.0),  # see TASK_PRECISIONS: FP8 compute, bf16/fp32 storage
 }
+# 8-bit Adam (bitsandbytes, Dettmers et al. 2022): momentum and variance in 1 byte each; the fp32
+# master copy (4 bytes) stays, so 12 -> 6 bytes per trained parameter.
+OPTIMIZER_8BIT_BYTES = 6.0
 
 # --- Model shape derived from N (the user gives only N) ---
 # Kaplan et al. 2020 §2.1: non-embedding N ≈ 12·n_layer·d_model² (d_attn = d_model, d_ff = 4·d_model).
@@ -73,7 +79,12 @@ SELECTIVE_ACT_BYTES_PER_SBH = 34
 # Full recomputation (gradient checkpointing): only each layer's input, 2·s·b·h, plus one layer's full
 # 34·s·b·h while it is recomputed.
 CHECKPOINT_ACT_BYTES_PER_SBH = 2
-LOGIT_BYTES = 4  # fp32 logits, vocab × seq × batch × 4 bytes (§2.3 says reserve 2-4 bytes)
+# Logits, vocab × seq × batch × 8 bytes: §2.3 says reserve 2-4 bytes for the logits themselves, but the
+# common training code (Hugging Face's causal-LM heads) upcasts them to fp32 for the loss and the fp32
+# log-softmax of the cross-entropy is kept for the backward pass, so two fp32 copies live until then.
+# With a 128K vocabulary this is the largest activation at long context (issue 15: long-context
+# fine-tuning memory was ~25% low with 4 bytes).
+LOGIT_BYTES = 8
 # Gradient checkpointing by default for fine-tuning: QLoRA trains with it (§2.4), and it is how a 7B
 # model is fine-tuned on one 24 GB card in practice (assumption: the common fine-tuning recipes turn
 # it on). Pretraining keeps Megatron's selective recomputation (Korthikanti et al.), which is faster.
@@ -115,6 +126,17 @@ class ModelShape:
     kv_heads: int
     head_dim: int
     vocab: int = VOCAB_SIZE
+    # Multi-head latent attention (DeepSeek-V2/V3): the cache holds a compressed latent of kv_lora_rank
+    # plus the decoupled RoPE key of qk_rope_head_dim per layer and token, shared by all heads.
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int = 0
+
+    @property
+    def attention_dim(self) -> int:
+        """Width the attention scores and values are computed in: heads × head_dim. MLA's query/key
+        heads are head_dim + qk_rope_head_dim wide and its values head_dim, so half the RoPE part is
+        added (the mean of the QK and AV widths)."""
+        return self.heads * (self.head_dim + self.qk_rope_head_dim // 2)
 
 
 def default_shape(params: float, kv_heads: int | None = None) -> ModelShape:
@@ -134,13 +156,16 @@ def default_shape(params: float, kv_heads: int | None = None) -> ModelShape:
 def kv_cache_bytes(
     shape: ModelShape, seq_len: int, batch: int, bytes_per_elem: float = KV_CACHE_BYTES
 ) -> float:
-    """KV cache: 2·layers·kv_heads·head_dim·seq·batch·bytes (§2.5; the 2 is K and V)."""
+    """KV cache: 2·layers·kv_heads·head_dim·seq·batch·bytes (§2.5; the 2 is K and V); for MLA
+    layers·(kv_lora_rank + qk_rope_head_dim)·seq·batch·bytes (DeepSeek-V2 §2.1: one latent per token)."""
+    if shape.kv_lora_rank:
+        return shape.layers * (shape.kv_lora_rank + shape.qk_rope_head_dim) * seq_len * batch * bytes_per_elem
     return 2 * shape.layers * shape.kv_heads * shape.head_dim * seq_len * batch * bytes_per_elem
 
 
-def lora_params(shape: ModelShape, rank: int = LORA_RANK) -> float:
+def lora_params(shape: ModelShape, rank: int | None = None) -> float:
     """Adapter parameters with rank ``rank`` on every linear layer: r·18·h per layer."""
-    return LORA_PARAMS_PER_RANK_HIDDEN * rank * shape.hidden * shape.layers
+    return LORA_PARAMS_PER_RANK_HIDDEN * (rank or LORA_RANK) * shape.hidden * shape.layers
 
 
 def checkpointing_for(task: str, checkpointing: bool | None) -> bool:
@@ -173,15 +198,22 @@ def memory_breakdown(
     batch: int,
     shape: ModelShape,
     checkpointing: bool | None = None,
+    lora_rank: int | None = None,
+    optimizer_8bit: bool = False,
 ) -> dict[str, float]:
-    """Memory by component in GB for the whole job (all GPUs together)."""
+    """Memory by component in GB for the whole job (all GPUs together). ``params`` is every parameter
+    the weights hold (the total for MoE models)."""
     check_task_precision(task, precision)
     if task in ("pretrain", "full"):
         w, g, o = ADAM_STATE_BYTES[precision]
+        if optimizer_8bit:
+            o = OPTIMIZER_8BIT_BYTES if precision != "fp32" else o - 6.0
         weights, grads, optim = params * w, params * g, params * o
     elif task in ("lora", "qlora"):
-        adapters = lora_params(shape)
+        adapters = lora_params(shape, lora_rank)
         w, g, o = LORA_STATE_BYTES
+        if optimizer_8bit:
+            o = OPTIMIZER_8BIT_BYTES
         weights = params * BYTES_PER_PARAM[precision] + adapters * w
         grads, optim = adapters * g, adapters * o
     else:
@@ -203,6 +235,19 @@ def memory_breakdown(
     else:
         gb["overhead"] = TRAINING_OVERHEAD_FRACTION * sum(gb.values())
     return gb
+
+
+ZERO_STAGES = (0, 1, 2, 3)
+DEFAULT_ZERO_STAGE = 3  # model states split over every GPU (ZeRO-3 / FSDP), as the totals assume
+
+
+def replicated_gb(breakdown: dict[str, float], zero_stage: int) -> float:
+    """Per-GPU GB that ZeRO stage ``zero_stage`` keeps whole on every GPU (ZeRO §5: stage 1 shards the
+    optimizer states, 2 also the gradients, 3 also the weights; stage 0 is plain data parallelism)."""
+    if zero_stage not in ZERO_STAGES:
+        raise UsageError(f"--zero-stage must be 0, 1, 2 or 3, got {zero_stage}", "e.g. --zero-stage 2")
+    kept = ("weights", "gradients", "optimizer_states")[: 3 - zero_stage]
+    return sum(breakdown[k] for k in kept) * (1 + TRAINING_OVERHEAD_FRACTION)
 
 
 def gpus_needed(memory_gb: float, gpu_memory_gb: float, usable_fraction: float = 1.0) -> int:

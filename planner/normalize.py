@@ -32,6 +32,8 @@ MAX_STORABLE_PRICE = Decimal(10) ** 12
 MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
+# Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
+STORED_STOCK = ("available", "low", "sold_out")
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@")
 
@@ -169,6 +171,7 @@ class Offer:
     stock_status: str | None = None
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    orderable_gpus: int | None = None
     median_price: Decimal | None = None
 
     @property
@@ -182,7 +185,8 @@ class Offer:
 
     @property
     def has_availability(self) -> bool:
-        return self.stock_status is not None or self.idle_gpus is not None or self.total_gpus is not None
+        counts = (self.idle_gpus, self.total_gpus, self.orderable_gpus)
+        return self.stock_status is not None or any(c is not None for c in counts)
 
 
 @dataclass(frozen=True)
@@ -293,8 +297,10 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         vcpus=_count(raw.vcpus),
         memory_gb=_size(raw.memory_gb),
         gpu_note=_plain(raw.gpu_note),
-        stock_status=raw.stock_status if raw.stock_status in ("available", "sold_out") else None,
+        # "unknown" (and anything else) is stored as no verdict; scrapers.stock maps provider words.
+        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK else None,
         idle_gpus=_count(raw.idle_gpus),
+        orderable_gpus=_count(raw.orderable_gpus),
         total_gpus=_count(raw.total_gpus),
     )
 
@@ -355,23 +361,28 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
     best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
     statuses = {o.stock_status for o, _ in group}
     if "available" in statuses:
-        stock = "available"
+        stock: str | None = "available"  # one zone with stock is enough: the job can go there
+    elif "low" in statuses:
+        stock = "low"
     elif statuses == {"sold_out"}:
         stock = "sold_out"
     else:
         stock = None
-    counts: dict[str | None, tuple[int | None, int | None]] = {}
+    counts: dict[str | None, tuple[int | None, int | None, int | None]] = {}
     for offer, zone in group:
-        if offer.idle_gpus is not None or offer.total_gpus is not None:
-            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus))
+        if offer.idle_gpus is not None or offer.total_gpus is not None or offer.orderable_gpus is not None:
+            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus, offer.orderable_gpus))
     idle = _sum_known(c[0] for c in counts.values())
     total = _sum_known(c[1] for c in counts.values())
+    orderable = _sum_known(c[2] for c in counts.values())
     source = best.source
     if not best.is_list_price:
         listed = [o.price for o, _ in group if o.is_list_price]
         if listed:
             source = f"{source} ({_LIST_NOTE.format(list=min(listed))})"
-    return replace(best, stock_status=stock, idle_gpus=idle, total_gpus=total, source=source)
+    return replace(
+        best, stock_status=stock, idle_gpus=idle, total_gpus=total, orderable_gpus=orderable, source=source
+    )
 
 
 def _sum_known(values: Iterable[int | None]) -> int | None:

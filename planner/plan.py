@@ -18,7 +18,8 @@ from db import queries
 from planner import catalog
 from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
-from planner.estimate import Estimate, estimate
+from planner.estimate import Estimate, NoFp8Error, estimate
+from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.quote import MAX_HOURS
 from planner.rental import (
@@ -72,7 +73,7 @@ def link_between(
 class Workload:
     """The job ``planner plan`` and ``planner estimate`` describe (see ``planner.estimate.estimate``)."""
 
-    params: float
+    params: float | None
     task: str
     tokens: float
     precision: str | None = None
@@ -81,6 +82,10 @@ class Workload:
     mfu: float | None = None
     kv_heads: int | None = None
     checkpointing: bool | None = None
+    model: str | None = None  # a planner.models catalog name, instead of params
+    lora_rank: int | None = None
+    optimizer_8bit: bool = False
+    overhead: float | None = None
 
     def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
         return estimate(
@@ -95,6 +100,10 @@ class Workload:
             batch=self.batch,
             kv_heads=self.kv_heads,
             checkpointing=self.checkpointing,
+            model=self.model,
+            lora_rank=self.lora_rank,
+            optimizer_8bit=self.optimizer_8bit,
+            overhead=self.overhead,
         )
 
 
@@ -107,6 +116,7 @@ class PlanOption:
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
+    cny_per_million_tokens: float | None = None  # inference: planner.inference.cny_per_million_tokens
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -134,6 +144,7 @@ class PlanOption:
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
+            "cny_per_million_tokens": self.cny_per_million_tokens,
             "rental": self.rental.to_dict(),
         }
 
@@ -167,7 +178,9 @@ class Plan:
         m = self.memory
         return {
             "workload": {
+                "model": m.model,
                 "params": m.params,
+                "active_params": m.active_params,
                 "task": m.task,
                 "tokens": m.tokens,
                 "precision": m.precision,
@@ -246,8 +259,14 @@ def plan(
         if budget is not None and best.total_cny > budget:
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
-            options.append(PlanOption(workload.on(model, best.gpus), best, needed))
-    options.sort(key=lambda o: (*rental_key(o.rental), o.estimate.gpu))
+            on = workload.on(model, best.gpus)
+            options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
+    if workload.task == "inference":  # serving: cheapest per token first, then by total
+        options.sort(
+            key=lambda o: (o.cny_per_million_tokens or math.inf, *rental_key(o.rental), o.estimate.gpu)
+        )
+    else:
+        options.sort(key=lambda o: (*rental_key(o.rental), o.estimate.gpu))
     recent = recent_prices(conn, [_row_of(o.rental, by_model) for o in options], history_days)
     options = [
         replace(o, rental=replace(o.rental, recent=recent.get((o.rental.instance_id, o.rental.billing))))
@@ -263,6 +282,14 @@ def plan(
         budget_cny=budget,
         deadline_hours=deadline,
     )
+
+
+def per_million_tokens(e: Estimate, rental: Rental) -> float | None:
+    """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
+    if e.task != "inference" or e.gpu_hours is None or not e.tokens:
+        return None
+    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.billing, rental.gpus)
+    return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
 
 
 def check_plan_filters(
@@ -305,12 +332,17 @@ def _rentals_for(
     deadline: float | None,
 ) -> tuple[int, list[Rental]] | str:
     """(GPUs needed, the model's rentals cheapest first), or why there is none."""
-    base = workload.on(model)
+    try:
+        base = workload.on(model)
+    except NoFp8Error:  # FP8 training on an A100, say
+        return "no FP8 tensor cores for --precision fp8"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     needed = base.gpus_needed or 1
     if deadline is not None:
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
+        if workload.task == "inference":
+            needed = serving_gpus(needed)
     if gpus_max is not None and needed > gpus_max:
         why = (
             f"to finish in {deadline:g} h"

@@ -77,13 +77,15 @@ def run_refresh(
     from_raw: Path | None = None,
     progress: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
+    request_log: Callable[[str], None] | None = None,
 ) -> RefreshSummary:
     """Refresh ``providers`` (default: all) into ``engine``; never raises for a provider's failure.
 
     Call it holding ``planner.locks.refresh_lock`` (the command and the scheduler do): refresh runs
     left ``running`` by a killed process are closed as ``interrupted`` first. Raises
     ``UnknownNameError`` for a provider name we do not know and ``DatabaseError`` when the database
-    cannot record the runs at all.
+    cannot record the runs at all. ``request_log`` (``-v``) receives one line per HTTP request
+    (method, URL, status, bytes, time; secrets removed), from the providers' threads.
     """
     from scrapers import registry
 
@@ -124,6 +126,7 @@ def run_refresh(
         job = _job(name, cls, section, config, env, manifest.get(name), save_raw, from_raw)
         if from_raw:  # a replay's prices were seen when they were recorded, not today
             job.observed_at = replayed_at
+        job.client_kw["request_log"] = request_log
         jobs.append(job)
     concurrency = max(1, int(config.section("refresh").get("concurrency", 4)))
     timeout_s = float(config.section("refresh").get("provider_timeout_s", 900))

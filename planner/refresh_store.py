@@ -246,4 +246,5 @@ def _availability_row(offer: Offer, observed_at: dt.datetime) -> store.Availabil
         stock_status=offer.stock_status,
         idle_gpus=offer.idle_gpus,
         total_gpus=offer.total_gpus,
+        orderable_gpus=offer.orderable_gpus,
     )

@@ -222,11 +222,17 @@ def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
             logger.setLevel(level)
 
 
-def refresh_step(app: Any) -> Any:
-    """Refresh every enabled provider; returns the pipeline's RefreshSummary."""
+def refresh_step(app: Any, verbose: bool = False) -> Any:
+    """Refresh every enabled provider; returns the pipeline's RefreshSummary. ``verbose`` logs each
+    HTTP request (method, URL, status, bytes, time; secrets removed)."""
     from planner.refresh import run_refresh
 
-    return run_refresh(app.engine(), app.config, progress=lambda line: log.info("refresh: %s", line))
+    return run_refresh(
+        app.engine(),
+        app.config,
+        progress=lambda line: log.info("refresh: %s", line),
+        request_log=(lambda line: log.info("http: %s", line)) if verbose else None,
+    )
 
 
 def report_step(app: Any) -> int:

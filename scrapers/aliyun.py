@@ -28,13 +28,15 @@ from scrapers.aliyun_api import AliyunApi, GpuSpec
 from scrapers.aliyun_families import FAMILIES, family_of, gpu_count_from_name, looks_like_gpu
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
 
 PRICING_PAGE = "https://www.aliyun.com/price/ecs/ecs-pricing/zh"
 CDN_URL = "https://g.alicdn.com/aliyun/ecs-price-info/{version}/price/download/instancePrice.json"
 # Newest version seen in public code (a repo fetching bandWidthPrice.json from 2.0.211; date unknown).
 FALLBACK_VERSION = "2.0.211"
-_VERSION_IN_PAGE = re.compile(r"g\.alicdn\.com/aliyun/ecs-price-info/(\d+(?:\.\d+){1,3})/")
+# The China-site file's folder, wherever the page names it: followed by "/price/...", a quote, a
+# space or the end (not only "/"); "ecs-price-info-intl" (USD) does not match. Never a longer number.
+_VERSION_IN_PAGE = re.compile(r"(?<![\w-])ecs-price-info/(\d+(?:\.\d+){1,3})(?!\.?\d)")
 ENV_ID, ENV_SECRET = "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
 # CDN period lists → (billing, unit). Only 1-unit periods: a 3-year total is not a price per unit.
 _PERIODS = {
@@ -100,15 +102,23 @@ class AliyunScraper:
                 yield from region_offers
                 continue
             yield from self._account_extras(api, region, region_offers, settings.options.get("spot", True))
+        if api is not None and api.left_out:
+            yield Issue(
+                "warning", f"aliyun API: {len(api.left_out)} items left out; the first: {api.left_out[0]}"
+            )
 
     def _account_extras(
         self, api: AliyunApi, region: str, offers: list[RawOffer], spot: bool
     ) -> Iterator[RawOffer | Issue]:
         try:
-            stock = api.availability(region)
+            stock, left_out = api.availability(region)
         except ScrapeError as exc:
-            stock = {}
+            stock, left_out = {}, []
             yield Issue("region_failed", f"aliyun {region} stock unknown: {exc}", region)
+        if left_out:
+            yield Issue(
+                "skipped", f"aliyun {region} stock: {len(left_out)} entries left out ({left_out[0]})", region
+            )
         for offer in offers:
             status = stock.get(offer.instance_type)
             yield replace(offer, stock_status=status) if status and offer.billing == "on_demand" else offer
@@ -212,14 +222,17 @@ def parse_price_file(
         for period_key, (billing, unit) in _PERIODS.items():
             entries = periods.get(period_key) or []
             if not isinstance(entries, list):
-                raise ScrapeError(f"aliyun price file: {key} {period_key} is not a list")
+                yield Issue("skipped", f"aliyun {key}: {period_key} is not a list", region, instance_type)
+                continue
             for entry in entries:
-                if not isinstance(entry, dict) or "price" not in entry:
-                    raise ScrapeError(f"aliyun price file: {key} {period_key} entry lacks price")
-                if str(entry.get("period", "1")) != "1":
+                if not isinstance(entry, dict) or str(entry.get("period", "1")) != "1":
                     continue
-                price = to_price(entry["price"], f"aliyun {key} {period_key}", strings_ok=True)
-                if price == 0:
+                try:  # prices are strings in this file ("9.5326"); null or absent = not sold
+                    price = optional_price(entry.get("price"), f"aliyun {key} {period_key} price")
+                except ItemSkipped as exc:
+                    yield Issue("skipped", str(exc), region, instance_type)
+                    continue
+                if not price:
                     continue  # 0 means "not sold", never free (priceserver data, gn6v-c8g1.4xlarge)
                 yield RawOffer(
                     provider="aliyun",

@@ -18,7 +18,8 @@ from typing import Any
 from scrapers.acs3 import Acs3Signer
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpResponse
-from scrapers.types import to_price
+from scrapers.stock import Stock, aliyun_stock, best_of
+from scrapers.types import ItemSkipped, optional_number, optional_price
 
 VERSION = "2014-05-26"
 CENTRAL = "https://ecs.aliyuncs.com/"
@@ -45,6 +46,9 @@ class AliyunApi:
     def __init__(self, client: HttpClient, access_key_id: str, access_key_secret: str) -> None:
         self.client = client
         self._id, self._secret = access_key_id, access_key_secret
+        # Items and rows left out of the answers so far, each with its reason (one bad item, never
+        # the whole call): the scraper reports them.
+        self.left_out: list[str] = []
 
     def __repr__(self) -> str:
         return "AliyunApi(<credentials hidden>)"
@@ -68,15 +72,20 @@ class AliyunApi:
             data = self.call("DescribeInstanceTypes", params)
             items = _path(data, "InstanceTypes", "InstanceType", action="DescribeInstanceTypes")
             for item in items:
-                if not isinstance(item, dict) or "InstanceTypeId" not in item:
-                    raise ScrapeError("aliyun DescribeInstanceTypes: an item lacks InstanceTypeId")
-                amount = item.get("GPUAmount", 0)
-                if not isinstance(amount, int) or isinstance(amount, bool) or amount < 0:
-                    raise ScrapeError(f"aliyun DescribeInstanceTypes: GPUAmount {amount!r} is not a count")
-                if amount and item.get("GPUSpec"):
-                    specs[str(item["InstanceTypeId"])] = GpuSpec(
-                        str(item["GPUSpec"]),
-                        amount,
+                itype = item.get("InstanceTypeId") if isinstance(item, dict) else None
+                if not isinstance(itype, str) or not itype:
+                    self.left_out.append("DescribeInstanceTypes: an item without InstanceTypeId")
+                    continue
+                try:  # SDK: GPUAmount int, GPUSpec str, GPUMemorySize float; any may be absent or null
+                    amount = optional_number(item.get("GPUAmount"), f"{itype} GPUAmount", limit=64) or 0
+                except ItemSkipped as exc:
+                    self.left_out.append(f"DescribeInstanceTypes: {exc}")
+                    continue
+                spec_name = item.get("GPUSpec")
+                if amount and isinstance(spec_name, str) and spec_name.strip() and amount == int(amount):
+                    specs[itype] = GpuSpec(
+                        spec_name.strip(),
+                        int(amount),
                         _number(item.get("GPUMemorySize")),
                         _whole(item.get("CpuCoreCount")),
                         _number(item.get("MemorySize")),
@@ -86,11 +95,15 @@ class AliyunApi:
                 return specs
         raise ScrapeError("aliyun DescribeInstanceTypes: more than 100 pages")
 
-    def availability(self, region: str) -> dict[str, str]:
-        """Instance type → "available" (some zone has stock) or "sold_out" (listed, no zone has stock)."""
+    def availability(self, region: str) -> tuple[dict[str, Stock], list[str]]:
+        """(instance type -> stock, reasons for entries left out). Per zone, ``Status`` and
+        ``StatusCategory`` combine in :func:`scrapers.stock.aliyun_stock` ("Available" beside
+        "WithoutStock" is sold out); over zones the best one decides. An entry without ``Value`` is
+        left out with a reason, never the region."""
         params = {"RegionId": region, "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}
         data = self.call("DescribeAvailableResource", params, region)
-        status: dict[str, str] = {}
+        per_zone: dict[str, list[Stock]] = {}
+        left_out: list[str] = []
         for zone in _path(data, "AvailableZones", "AvailableZone", action="DescribeAvailableResource"):
             for resource in _path(
                 zone, "AvailableResources", "AvailableResource", action="DescribeAvailableResource"
@@ -98,13 +111,13 @@ class AliyunApi:
                 for supported in _path(
                     resource, "SupportedResources", "SupportedResource", action="DescribeAvailableResource"
                 ):
-                    if not isinstance(supported, dict) or "Value" not in supported:
-                        raise ScrapeError("aliyun DescribeAvailableResource: a SupportedResource lacks Value")
-                    if supported.get("Status") == "Available":
-                        status[str(supported["Value"])] = "available"
-                    else:
-                        status.setdefault(str(supported["Value"]), "sold_out")
-        return status
+                    value = supported.get("Value") if isinstance(supported, dict) else None
+                    if not isinstance(value, str) or not value:
+                        left_out.append("a SupportedResource without Value")
+                        continue
+                    stock = aliyun_stock(supported.get("Status"), supported.get("StatusCategory"))
+                    per_zone.setdefault(value, []).append(stock)
+        return {itype: best_of(states) for itype, states in per_zone.items()}, left_out
 
     def spot_prices(self, region: str, instance_type: str) -> dict[str, Decimal]:
         """Zone → the latest spot price (CNY per hour) for one type; empty when spot is not offered."""
@@ -118,10 +131,20 @@ class AliyunApi:
         data = self.call("DescribeSpotPriceHistory", params, region)
         latest: dict[str, tuple[str, Decimal]] = {}
         for row in _path(data, "SpotPrices", "SpotPriceType", action="DescribeSpotPriceHistory"):
-            if not isinstance(row, dict) or not {"ZoneId", "Timestamp", "SpotPrice"} <= row.keys():
-                raise ScrapeError("aliyun DescribeSpotPriceHistory: a row lacks ZoneId/Timestamp/SpotPrice")
-            price = to_price(row["SpotPrice"], f"aliyun spot {region} {instance_type}")
-            zone, when = str(row["ZoneId"]), str(row["Timestamp"])
+            zone = row.get("ZoneId") if isinstance(row, dict) else None
+            when = row.get("Timestamp") if isinstance(row, dict) else None
+            if not isinstance(zone, str) or not zone or not isinstance(when, str) or not when:
+                self.left_out.append(
+                    f"DescribeSpotPriceHistory {instance_type}: a row lacks ZoneId/Timestamp"
+                )
+                continue
+            try:  # SDK: SpotPrice float; null means no price in that row
+                price = optional_price(
+                    row.get("SpotPrice"), f"spot {region} {zone} {instance_type} SpotPrice"
+                )
+            except ItemSkipped as exc:
+                self.left_out.append(f"DescribeSpotPriceHistory: {exc}")
+                continue
             if price and (zone not in latest or when > latest[zone][0]):
                 latest[zone] = (when, price)
         return {zone: price for zone, (_, price) in latest.items()}

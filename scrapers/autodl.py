@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from scrapers.stock import autodl_stock
+from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, to_price
 
 PROVIDER = "autodl"
 GPU_TYPE_URL = "https://www.autodl.com/api/v1/machine/gpu_type"
@@ -68,6 +69,7 @@ class Machine:
     gpus: int
     idle: int
     price_li: int | None
+    orderable: int | None = None  # gpu_order_num: GPUs that can be ordered now; None when not sent
 
 
 def li_to_cny(li: int) -> Decimal:
@@ -136,35 +138,55 @@ def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
 
 
 def _count(value: Any, what: str) -> int:
-    """A machine's GPU count: a whole number from 0 to 64 (a string or 1e300 means the shape changed)."""
+    """A machine's GPU count: a whole number from 0 to 64, or a numeric string of one ("3"); anything
+    else skips that machine (:class:`ItemSkipped`)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
     if type(value) is not int or not 0 <= value <= 64:
-        raise ScrapeError(f"AutoDL machine/search: {what} {str(value)[:20]!r} is not a GPU count")
+        raise ItemSkipped(f"{what} {str(value)[:20]!r} is not a GPU count")
     return value
 
 
-def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], int]:
-    """One ``machine/search`` page -> (machines, result_total)."""
+def _optional_count(value: Any, what: str) -> int | None:
+    return None if value is None or value == "" else _count(value, what)
+
+
+def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], int, list[str]]:
+    """One ``machine/search`` page -> (machines, result_total, reasons for machines left out).
+
+    A machine whose GPU counts cannot be read is left out with a reason; a price that is not an
+    integer number of 厘 fails the page, because every machine would share it (the unit changed).
+    """
     data = _data(payload, "machine/search")
     data = data if isinstance(data, dict) else {}
     items, total = data.get("list"), data.get("result_total")
     if not isinstance(items, list) or type(total) is not int:
         raise ScrapeError("AutoDL machine/search: no data.list / data.result_total (shape changed?)")
-    machines = []
+    machines, skipped = [], []
     for item in items:
         try:
+            if not isinstance(item, dict):
+                raise ItemSkipped("an item is not an object")
+            missing = [k for k in ("gpu_name", "region_sign", "gpu_number") if item.get(k) in (None, "")]
+            if missing:
+                raise ItemSkipped(f"a machine lacks {', '.join(missing)}")
             machine = Machine(
                 str(item["gpu_name"]),
                 str(item["region_sign"]),
                 str(item.get("region_name") or item["region_sign"]),
                 _gib(item.get("gpu_memory")),
                 _count(item["gpu_number"], "gpu_number"),
-                _count(item.get("gpu_idle_num") or 0, "gpu_idle_num"),
+                _optional_count(item.get("gpu_idle_num"), "gpu_idle_num") or 0,
                 _price_li(item, charge_type),
+                _optional_count(item.get("gpu_order_num"), "gpu_order_num"),
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ScrapeError(f"AutoDL machine/search: an item lacks {exc} (shape changed?)") from None
+        except ItemSkipped as exc:
+            skipped.append(
+                f"machine {str(item.get('machine_id') if isinstance(item, dict) else '?')[:40]}: {exc}"
+            )
+            continue
         machines.append(machine)
-    return machines, total
+    return machines, total, skipped
 
 
 def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
@@ -179,6 +201,9 @@ def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
         if not prices:
             continue
         idle, total = sum(m.idle for m in group), sum(m.gpus for m in group)
+        # gpu_order_num where machines send it: idle GPUs that cannot be ordered are not available.
+        told = [m.orderable for m in group if m.orderable is not None]
+        orderable = sum(min(n, m.idle) for m in group if (n := m.orderable) is not None) if told else None
         for stat, price in (("min", prices[0]), ("median", statistics.median(prices))):
             offers.append(
                 RawOffer(
@@ -192,9 +217,10 @@ def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
                     unit=unit,
                     per="gpu",
                     gpu_memory_gb=group[0].gpu_memory_gb,
-                    stock_status="available" if idle > 0 else "sold_out",
+                    stock_status=autodl_stock(orderable, idle),
                     idle_gpus=idle,
                     total_gpus=total,
+                    orderable_gpus=orderable,
                     source=f"autodl machine/search charge_type={charge_type}",
                     extra={"stat": stat, "machines": str(len(prices)), "region_name": group[0].region_name},
                 )
@@ -250,13 +276,18 @@ class AutodlScraper:
         wanted, first = set(settings.regions), True
         for charge_type in charge_types:
             machines: list[Machine] = []
+            skipped: list[str] = []
             for page in range(1, MAX_PAGES + 1):
                 if not first and client.replayer is None:  # a replay has no server to be polite to
                     self.sleep(PAGE_PAUSE_S)
                 first = False
-                got, total = parse_search_page(_search(client, token, charge_type, page), charge_type)
+                got, total, left_out = parse_search_page(
+                    _search(client, token, charge_type, page), charge_type
+                )
                 machines += got
-                if len(got) < PAGE_SIZE or len(machines) >= total:
+                skipped += left_out
+                seen = len(got) + len(left_out)  # a machine left out still filled the page
+                if seen < PAGE_SIZE or len(machines) + len(skipped) >= total:
                     break
             else:
                 raise ScrapeError(f"AutoDL machine/search {charge_type}: more than {MAX_PAGES} pages")
@@ -268,6 +299,10 @@ class AutodlScraper:
                 raise ScrapeError(
                     f"AutoDL machine/search {charge_type}: none of the {len(machines)} machines has a "
                     f"{charge_type} price (the answer's shape changed?)"
+                )
+            if skipped:
+                yield Issue(
+                    "skipped", f"AutoDL {charge_type}: {len(skipped)} machines left out ({skipped[0]})"
                 )
             if unpriced:
                 yield Issue("note", f"{unpriced} {charge_type} machines without a {charge_type} price")

@@ -43,10 +43,12 @@ class RawOffer:
     is_list_price: bool = True
     # Hourly tiers after the first, as (from_hour, price): Tencent's 96-360 h and >360 h steps.
     tiers: tuple[tuple[int, Decimal], ...] = ()
-    # Availability where the provider says: "available", "sold_out", or None when unknown.
+    # Availability where the provider says (scrapers.stock): "available", "low", "sold_out", "unknown"
+    # (or None: not stated). AutoDL also gives how many GPUs are idle and how many can be ordered now.
     stock_status: str | None = None
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    orderable_gpus: int | None = None
     source: str = ""
     # Set when the GPU model comes from a family table or documentation rather than from the source itself.
     gpu_note: str | None = None

@@ -25,6 +25,8 @@ from __future__ import annotations
 import email.utils
 import json
 import re
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -106,6 +108,7 @@ class HttpClient:
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        request_log: Callable[[str], None] | None = None,
     ) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", provider):
             raise ValueError(f"bad provider name {provider!r}")
@@ -119,6 +122,8 @@ class HttpClient:
         self.session.verify = True  # never turned off: prices from a spoofed host are worse than none
         self.session.headers["User-Agent"] = user_agent(version)
         self._sleep, self._clock = sleep, clock
+        # ``-v``: one line per attempt (method, URL, status, bytes, time), secrets removed.
+        self.request_log = request_log
         self._last_start: float | None = None
         self._lock = threading.Lock()
         self.recorder = Recorder(Path(save_raw_dir) / provider, self.secrets) if save_raw_dir else None
@@ -130,6 +135,10 @@ class HttpClient:
             return url
         base, parts = urlsplit(self.base_url), urlsplit(url)
         return urlunsplit((base.scheme, base.netloc, base.path + parts.path, parts.query, ""))
+
+    def requested_url(self, url: str) -> str:
+        """What a request for ``url`` really goes to: the mirror's URL, or ``url`` itself in a replay."""
+        return url if self.replayer else self.physical_url(url)
 
     def get(self, url: str, **kw: Any) -> HttpResponse:
         return self.request("GET", url, **kw)
@@ -156,19 +165,24 @@ class HttpClient:
         base_headers = dict(headers or {})
         if json_body is not None:
             base_headers.setdefault("Content-Type", "application/json; charset=utf-8")
-        where = f"{self.provider}: {method} {redact_url(full_url)}"
+        # Errors name the URL actually requested: a base_url mirror's, not the provider's real host.
+        where = f"{self.provider}: {method} {redact_url(self.requested_url(full_url))}"
         attempts = self.policy.max_retries + 1
         for attempt in range(attempts):
             last = attempt == attempts - 1
+            started = time.monotonic()
             try:
                 resp = self._send(method, full_url, base_headers, body, signer)
             except requests.RequestException as exc:
+                cause = network_cause(exc)
+                self._log(method, full_url, f"failed: {cause}", None, time.monotonic() - started)
                 if last:
                     raise ScrapeError(
-                        f"{where} failed after {attempts} attempts: {type(exc).__name__}"
+                        scrub_text(f"{where} failed after {attempts} attempts: {cause}", self.secrets)
                     ) from None
                 self._pause(self._backoff_s(attempt))
                 continue
+            self._log(method, full_url, f"HTTP {resp.status}", len(resp.content), time.monotonic() - started)
             if self.recorder:
                 try:
                     self.recorder.record(method, full_url, body, resp)
@@ -219,6 +233,13 @@ class HttpClient:
                     "which is not https: refused (the answer could not be verified)"
                 )
 
+    def _log(self, method: str, url: str, outcome: str, size_bytes: int | None, seconds: float) -> None:
+        if self.request_log is not None:
+            line = request_line(
+                method, self.requested_url(url), outcome, size_bytes, seconds, replay=bool(self.replayer)
+            )
+            self.request_log(f"{self.provider}: {scrub_text(line, self.secrets)}")
+
     def _wait_turn(self) -> None:
         with self._lock:
             now = self._clock()
@@ -253,3 +274,64 @@ def parse_retry_after_s(value: str, now_epoch_s: float) -> float:
     except (TypeError, ValueError):
         return 1.0
     return when.timestamp() - now_epoch_s
+
+
+def request_line(
+    method: str, url: str, outcome: str, size_bytes: int | None, seconds: float, *, replay: bool = False
+) -> str:
+    """``GET https://host/path?Signature=*** -> HTTP 200, 5,120 bytes, 0.31 s`` for ``-v``.
+
+    Sensitive query values are replaced (``redact_url``); headers, where signatures and tokens travel,
+    are never printed.
+    """
+    size = "" if size_bytes is None else f", {size_bytes:,} bytes"
+    where = " (replayed)" if replay else ""
+    return f"{method} {redact_url(url)} -> {outcome}{size}, {seconds:.2f} s{where}"
+
+
+# Words in the text of an exception chain that name the root cause (urllib3 and OpenSSL wording).
+_DNS_WORDS = ("NameResolutionError", "Failed to resolve", "Name or service not known", "nodename nor servname",
+              "getaddrinfo failed", "Temporary failure in name resolution", "No address associated")  # fmt: skip
+
+
+def network_cause(exc: BaseException) -> str:
+    """The root cause of a failed request, for people: ``DNS``, ``refused``, ``TLS``, ``timeout``,
+    ``reset`` or ``connection``, with the detail that tells them apart (host, port, phase)."""
+    chain = list(_exception_chain(exc))
+    text = " ".join(f"{type(e).__name__}: {e}" for e in chain)
+    if isinstance(exc, requests.exceptions.SSLError) or any(isinstance(e, ssl.SSLError) for e in chain):
+        reason = next((str(e) for e in chain if isinstance(e, ssl.SSLError)), "") or text
+        return f"TLS: the secure connection failed ({type(exc).__name__}: {_short(reason)})"
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "timeout: no connection within the connect timeout"
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return "timeout: connected, but no answer within the read timeout"
+    if any(isinstance(e, socket.gaierror) for e in chain) or any(w in text for w in _DNS_WORDS):
+        return "DNS: the host name could not be resolved"
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
+        return "refused: nothing accepted the connection at that host and port"
+    if any(isinstance(e, TimeoutError | socket.timeout) for e in chain) or "timed out" in text:
+        return "timeout: the connection timed out"
+    if any(isinstance(e, ConnectionResetError) for e in chain) or "reset by peer" in text:
+        return "reset: the connection was closed by the other side"
+    return f"connection: {_short(text) or type(exc).__name__}"
+
+
+def _exception_chain(exc: BaseException) -> Iterable[BaseException]:
+    """``exc``, its causes and contexts, and the ``reason``/first argument urllib3 wraps them in."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen or len(seen) > 20:
+            continue
+        seen.add(id(current))
+        yield current
+        nested = [current.__cause__, current.__context__, getattr(current, "reason", None)]
+        nested += [a for a in current.args if isinstance(a, BaseException)]
+        todo += [n for n in nested if isinstance(n, BaseException)]
+
+
+def _short(text: str) -> str:
+    # Object addresses ("at 0x7f...") make messages differ between runs and say nothing to a person.
+    return re.sub(r"\s+", " ", re.sub(r" at 0x[0-9a-f]+", "", text)).strip()[:160]

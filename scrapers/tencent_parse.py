@@ -13,7 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from scrapers.base import RawOffer, ScrapeError
-from scrapers.types import Issue, to_price
+from scrapers.stock import tencent_stock
+from scrapers.types import Issue, ItemSkipped, optional_number, optional_price
 
 # Family → (GPU in Tencent's words, GiB per card), providers.md §1.3 (Tencent docs lineage, 2024-2026).
 # Only used when Remark does not name the GPU. PNV6/PNV6s/HCCPNV4h are [I] there, so left out: an
@@ -43,35 +44,71 @@ FAMILY_GPU: dict[str, tuple[str, float | None]] = {
 _REMARK_GPU = re.compile(
     r"\b((?:NVIDIA|Nvidia|AMD|Tesla)\s+[A-Za-z0-9][A-Za-z0-9 \-]*?)\s*(?=\d+\s*G|[,，;；()（）]|$)"
 )
+# "8 * NVIDIA H20" (Externals.GPUDesc): the count before the star, when there is one.
+_DESC_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[*×xX]\s*")
 _TIER_FROM_HOUR = {"SecondStep": 96, "ThirdStep": 360}  # hours 96-360 and >360 (api.json descriptions)
 
-_REQUIRED = ("InstanceType", "Zone", "InstanceChargeType", "Price", "Status")
+# Where an item names its GPU, in the order we believe them (most specific first):
+# 1. Externals.GPUDesc (str, "8 * NVIDIA H20"), 2. Externals.GpuAttr.Type (str) - both sent by the
+# console workbench, not in the SDK's Externals model (tencentcloud-sdk-python-cvm 3.1.178 documents
+# only ReleaseAddress, UnsupportNetworks, StorageBlockAttr); their shape is that of a Go struct in a
+# Tencent-copyrighted package (GPUDesc string; GpuAttr {Ratio float64, Type string}), via the code index.
+# 3. Remark (str, SDK: "实例备注信息", e.g. "8 * NVIDIA A100"). 4. The family table above.
+GPU_NAME_SOURCES = ("Externals.GPUDesc", "Externals.GpuAttr.Type", "Remark")
+
+_REQUIRED = ("InstanceType", "Zone", "InstanceChargeType", "Price")
 
 
-def gpu_model(item: Mapping[str, Any]) -> tuple[str, float | None] | None:
-    """(raw GPU name, GiB per card) from Remark, else the family table; None when unknown."""
-    family_gpu = FAMILY_GPU.get(str(item.get("InstanceFamily", "")).upper())
-    match = _REMARK_GPU.search(str(item.get("Remark") or ""))
-    if match:
-        name = match.group(1).strip()
-        memory = family_gpu[1] if family_gpu and family_gpu[0] == name else None
-        return name, memory
-    return family_gpu
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def gpu_texts(item: Mapping[str, Any]) -> dict[str, str]:
+    """The text of every place an item may name its GPU (empty when absent, null or not a string)."""
+    externals = item.get("Externals")
+    externals = externals if isinstance(externals, dict) else {}
+    attr = externals.get("GpuAttr")
+    attr = attr if isinstance(attr, dict) else {}
+    return {
+        "Externals.GPUDesc": _text(externals.get("GPUDesc")),
+        "Externals.GpuAttr.Type": _text(attr.get("Type")),
+        "Remark": _text(item.get("Remark")),
+    }
+
+
+def gpu_model(item: Mapping[str, Any]) -> tuple[str, float | None, str] | None:
+    """(raw GPU name, GiB per card, where it came from) in the order of ``GPU_NAME_SOURCES``, then the
+    family table; None when no place names it."""
+    family_gpu = FAMILY_GPU.get(_text(item.get("InstanceFamily")).upper())
+    for source, text in gpu_texts(item).items():
+        match = _REMARK_GPU.search(text)
+        if match:
+            name = match.group(1).strip()
+            memory = family_gpu[1] if family_gpu and family_gpu[0] == name else None
+            return name, memory, source
+    if family_gpu:
+        return family_gpu[0], family_gpu[1], "family table"
+    return None
 
 
 def gpu_count(item: Mapping[str, Any], where: str) -> float:
-    """``GpuCount`` (a float: 0.25 is a quarter-card vGPU) or, when absent/zero, the integer ``Gpu``."""
+    """``GpuCount`` (float, 0.25 = a quarter-card vGPU), else ``Gpu`` (int), else the count in
+    ``Externals.GPUDesc``; 0 for a CPU-only type. Null and numeric strings are read; junk skips the item."""
     for key in ("GpuCount", "Gpu"):
-        value = item.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
-            raise ScrapeError(f"{where}: {key}={value!r} is not a GPU count")
-        if value > 0:
-            return float(value)
-    return 0.0
+        value = optional_number(item.get(key), f"{where}: {key}", limit=1e6)
+        if value:
+            return value
+    match = _DESC_COUNT.match(gpu_texts(item)["Externals.GPUDesc"])
+    return float(match.group(1)) if match and 0 < float(match.group(1)) <= 64 else 0.0
 
 
 def parse_quota_set(response: Any, *, region: str, source: str) -> Iterator[RawOffer | Issue]:
-    """Offers for every GPU item of one ``Response`` object; ScrapeError on any shape we do not know."""
+    """Offers for every GPU item of one ``Response`` object.
+
+    A response we cannot read at all (an ``Error``, no ``InstanceTypeQuotaSet`` list) is a ScrapeError
+    for the region; one item we cannot read (a required field missing, a price that is not a number)
+    is an ``Issue("skipped")`` naming the item and the field, and the rest of the region is kept.
+    """
     if not isinstance(response, dict):
         raise ScrapeError(f"tencent {region}: Response is not an object")
     if "Error" in response:
@@ -83,35 +120,56 @@ def parse_quota_set(response: Any, *, region: str, source: str) -> Iterator[RawO
     if not isinstance(items, list):
         raise ScrapeError(f"tencent {region}: no InstanceTypeQuotaSet list in the response")
     for item in items:
-        where = f"tencent {region} {item.get('InstanceType', '?') if isinstance(item, dict) else '?'}"
-        if not isinstance(item, dict) or any(k not in item for k in _REQUIRED):
-            raise ScrapeError(f"{where}: item lacks one of {', '.join(_REQUIRED)}")
-        count = gpu_count(item, where)
-        if count == 0:
-            continue  # a CPU-only type
-        model = gpu_model(item)
-        if model is None:
-            yield Issue(
-                "skipped",
-                f"{where}: GPU model unknown (family {item.get('InstanceFamily')})",
-                region,
-                str(item["InstanceType"]),
-            )
+        name = item.get("InstanceType") if isinstance(item, dict) else None
+        itype = name if isinstance(name, str) and name else "?"
+        where = f"tencent {region} {itype}"
+        try:
+            if not isinstance(item, dict):
+                raise ItemSkipped(f"{where}: item is not an object")
+            missing = [k for k in _REQUIRED if item.get(k) in (None, "")]
+            if missing or itype == "?":
+                raise ItemSkipped(f"{where}: item lacks {', '.join(missing or ['InstanceType'])}")
+            count = gpu_count(item, where)
+            if count == 0:
+                continue  # a CPU-only type
+            model = gpu_model(item)
+            if model is None:
+                family = _text(item.get("InstanceFamily")) or "?"
+                raise ItemSkipped(
+                    f"{where}: GPU model unknown: none of {', '.join(GPU_NAME_SOURCES)} names it "
+                    f"and family {family} is not in the table"
+                )
+            offers = list(_offers(item, region, count, model, source, where))
+        except ItemSkipped as exc:
+            yield Issue("skipped", str(exc), region, None if itype == "?" else itype)
             continue
-        yield from _offers(item, region, count, model, source, where)
+        yield from offers
 
 
 def _offers(
-    item: dict[str, Any], region: str, count: float, model: tuple[str, float | None], source: str, where: str
+    item: dict[str, Any],
+    region: str,
+    count: float,
+    model: tuple[str, float | None, str],
+    source: str,
+    where: str,
 ) -> Iterator[RawOffer]:
+    """The item's prices. Every ItemPrice field "may return null" (SDK) and some examples carry strings:
+    null, absent and 0 all mean "not for this charge type"; a value that is not a number skips the item."""
     price = item["Price"]
     if not isinstance(price, dict):
-        raise ScrapeError(f"{where}: Price is not an object")
+        raise ItemSkipped(f"{where}: Price is not an object")
 
     def field(name: str) -> Decimal:
-        return to_price(price.get(name, 0), f"{where} Price.{name}")
+        return optional_price(price.get(name), f"{where} Price.{name}") or Decimal(0)
 
-    status = item["Status"]
+    gpu_note = None
+    if model[2] == "family table":
+        gpu_note = (
+            f"GPU from the {_text(item.get('InstanceFamily'))} family table: "
+            f"{', '.join(GPU_NAME_SOURCES)} name no GPU"
+        )
+    cpu, memory = item.get("Cpu"), item.get("Memory")
     base = RawOffer(
         billing="",
         price=Decimal(0),
@@ -123,11 +181,19 @@ def _offers(
         gpu_name=model[0],
         gpu_count=count,
         gpu_memory_gb=model[1],
-        vcpus=item["Cpu"] if isinstance(item.get("Cpu"), int) else None,
-        memory_gb=float(item["Memory"]) if isinstance(item.get("Memory"), int | float) else None,
+        vcpus=cpu if isinstance(cpu, int) and not isinstance(cpu, bool) else None,
+        memory_gb=float(memory) if isinstance(memory, int | float) and not isinstance(memory, bool) else None,
         source=source,
-        stock_status="sold_out" if status == "SOLD_OUT" else "available" if status == "SELL" else None,
-        extra={k: str(item[k]) for k in ("StatusCategory", "SoldOutReason", "Remark") if item.get(k)},
+        stock_status=tencent_stock(item.get("Status"), item.get("StatusCategory")),
+        gpu_note=gpu_note,
+        extra={
+            "gpu_source": model[2],
+            **{
+                k: str(item[k])
+                for k in ("Status", "StatusCategory", "SoldOutReason", "Remark")
+                if item.get(k)
+            },
+        },
     )
     charge = item["InstanceChargeType"]
     if charge == "POSTPAID_BY_HOUR":

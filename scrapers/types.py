@@ -69,3 +69,42 @@ def to_price(value: Any, where: str, *, strings_ok: bool = False) -> Decimal:
     if not price.is_finite() or price < 0:
         raise ScrapeError(f"{where}: price {value!r} is negative or not finite")
     return price
+
+
+class ItemSkipped(ScrapeError):
+    """One item of an otherwise good answer cannot be read honestly: the caller counts it as skipped.
+
+    A subclass of ScrapeError so that, should it ever escape, the parser contract still holds.
+    """
+
+
+def optional_price(value: Any, where: str) -> Decimal | None:
+    """A price field the provider documents as nullable: None when null or absent, else a Decimal.
+
+    Numbers and numeric strings ("120.00", as some official examples carry them) are read alike;
+    anything else (a word, a negative or non-finite figure, a bool) raises :class:`ItemSkipped`.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        return to_price(value, where, strings_ok=True)
+    except ItemSkipped:
+        raise
+    except ScrapeError as exc:
+        raise ItemSkipped(str(exc)) from None
+
+
+def optional_number(value: Any, where: str, *, limit: float = 1e9) -> float | None:
+    """A count or size documented as a number: None when null/absent/empty, a float when a number or
+    numeric string from 0 to ``limit``; anything else raises :class:`ItemSkipped`."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ItemSkipped(f"{where} {str(value)[:20]!r} is not a number")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise ItemSkipped(f"{where} {str(value)[:20]!r} is not a number") from None
+    if not 0 <= number <= limit:  # NaN fails this too
+        raise ItemSkipped(f"{where} {str(value)[:20]!r} is out of range")
+    return number

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
 from scrapers.volc_openapi import Credentials, GpuSpec, describe_instance_types
 
 PROVIDER = "volcengine"
@@ -195,7 +195,8 @@ def parse_get_table(payload: bytes) -> tuple[list[PriceRow], dict[str, str]]:
         region = charge_item.rsplit("_", 1)[1]
         infos = obj.get("PriceInfoList") or []
         if not isinstance(infos, list) or not all(isinstance(i, dict) for i in infos):
-            raise ScrapeError(f"Volcengine GetTable: {itype} {region} PriceInfoList is not a list of objects")
+            skipped[f"{itype} {region}"] = "PriceInfoList is not a list of objects"
+            continue
         for info in infos:
             period, times = info.get("Period"), info.get("Times")
             key = (period, times) if isinstance(period, str) and type(times) is int else None
@@ -204,7 +205,14 @@ def parse_get_table(payload: bytes) -> tuple[list[PriceRow], dict[str, str]]:
                     skipped[f"period {str(period)[:20]!r}"] = "unknown calculator period, not kept"
                 continue
             billing, unit = _PERIODS[key]
-            price = to_price(info.get("Price"), f"Volcengine GetTable {itype} {region}", strings_ok=True)
+            try:  # a CNY string ("253.38"); null or absent = no price for that period
+                price = optional_price(info.get("Price"), f"Volcengine GetTable {itype} {region} {billing}")
+            except ItemSkipped as exc:
+                skipped[f"{itype} {region} {billing}"] = str(exc)
+                continue
+            if price is None:
+                skipped[f"{itype} {region} {billing}"] = "no price in the calculator (null)"
+                continue
             if price / _HOURS[unit] > MAX_CNY_PER_INSTANCE_HOUR:
                 raise ScrapeError(f"Volcengine GetTable: {itype} {region} {billing} = {price} CNY is absurd")
             if price == 0:
@@ -276,6 +284,7 @@ def build_offers(
                 # now: no stock is claimed (quote would print "available"); the zones ride in extra.
                 stock_status=None,
                 source=source,
+                gpu_note=gpu.memory_note,
                 extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)},
             )
         )
@@ -315,6 +324,9 @@ class VolcengineScraper:
         api_specs = None
         if creds.get(ENV_AK) and creds.get(ENV_SK):
             api_specs = describe_instance_types(client, Credentials(creds[ENV_AK], creds[ENV_SK]))
+            for itype, spec in sorted(api_specs.items()):
+                if spec is not None and spec.memory_note:
+                    yield Issue("warning", f"Volcengine {itype}: {spec.memory_note}", instance_type=itype)
         templates = [(ECS_TEMPLATE_CODE, "ECS")]
         for product in settings.options.get("pricing_products", GPU_PRICING_PRODUCTS):
             params = {

@@ -37,6 +37,7 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "stock_status": "sold_out",
         "idle_gpus": 0,
         "total_gpus": 32,
+        "orderable_gpus": 0,
         "observed_at": only["availability"]["observed_at"],
     }
     assert only["unavailable"] is True and only["idle_gpus"] == 0  # idle_gpus: unused paid GPUs, not stock
@@ -155,7 +156,7 @@ def test_migration_0002_keeps_0001_data(db_url):
                 "'2026-11-01 00:00:00', '2026-11-01', r.id FROM instances i, scrape_runs r"
             )
         )
-    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION == "0002"
+    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION == "0003"
     assert "availability" in inspect(eng).get_table_names()
     with eng.connect() as conn:
         (latest,) = queries.latest_prices(conn, ["A100-40GB"])
@@ -239,3 +240,16 @@ def test_stock_stated_before_the_prices_own_day_is_not_shown(engine, run_cli):
     refresh_day(30, "sold_out")
     (option,) = json.loads(run_cli("quote", *args, "--hours", "10").stdout)["options"]
     assert option["availability"]["stock_status"] == "sold_out" and option["unavailable"] is True
+
+
+def test_idle_but_not_orderable_is_stored_and_read_back(engine):
+    """AutoDL: gpu_idle_num 3 beside gpu_order_num 0 is stored as sold_out, idle 3, orderable 0."""
+    key = ("tencent", "ap-beijing", "CHEAP")
+    row = store.AvailabilityRow(key, "on_demand", store.utcnow(), "sold_out", 3, 8, orderable_gpus=0)
+    _two_a100s(engine, [row])
+    with engine.connect() as conn:
+        result = quote(conn, QuoteRequest(gpu="A100", hours=10), FX)
+    stock = result.options[0].availability
+    assert (stock.idle_gpus, stock.orderable_gpus, stock.rentable_gpus) == (3, 0, 0)
+    assert stock.idle_not_orderable and stock.to_dict()["orderable_gpus"] == 0
+    assert result.recommendation.instance_type == "DEAR"  # sold out: the rule passes over it

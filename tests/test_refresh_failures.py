@@ -144,10 +144,10 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(
     "provider, where",
     [
-        ("aliyun", "instancePrice.json failed after 1 attempts: ConnectionError"),
-        ("tencent", "queryCvmRegion failed after 1 attempts: ConnectionError"),
+        ("aliyun", "instancePrice.json failed after 1 attempts: refused"),
+        ("tencent", "queryCvmRegion failed after 1 attempts: refused"),
         ("volcengine", "Action=ListTemplate"),
-        ("autodl", "gpu_type failed after 1 attempts: ConnectionError"),
+        ("autodl", "gpu_type failed after 1 attempts: refused"),
     ],
 )
 def test_connection_refused_is_a_readable_failure(engine, tmp_path, provider, where):
@@ -157,6 +157,7 @@ def test_connection_refused_is_a_readable_failure(engine, tmp_path, provider, wh
     failed = outcome(summary, provider)
     assert failed.status == "failed" and summary.exit_code == 1
     assert where in failed.error and "Traceback" not in failed.error, failed.error
+    assert f"http://127.0.0.1:{port}/" in failed.error  # the mirror actually asked, not the real host
     assert stored_by_provider(engine) == {}
 
 

@@ -261,8 +261,9 @@ TRANSIENT = {
     "503": 2,  # a burst of two 503s
 }
 LASTING = {
-    "timeout": r"failed after 2 attempts: (ReadTimeout|ConnectionError)",
-    "reset": r"failed after 2 attempts: (ChunkedEncodingError|ConnectionError)",
+    # The root cause by name (scrapers.http.network_cause), and the loopback mirror actually asked.
+    "timeout": r"127\.0\.0\.1:\d+/\S* failed after 2 attempts: timeout: connected, but no answer",
+    "reset": r"127\.0\.0\.1:\d+/\S* failed after 2 attempts: reset: the connection was closed",
     "429": r"returned HTTP 429 after 2 attempts",
     "500": r"returned HTTP 500 after 2 attempts",
     "redirect": r"not (return )?JSON",  # a login page, reached by following the redirect
@@ -381,7 +382,8 @@ PAYLOADS: dict[str, Callable[[str, Any], None]] = {
     "prices x100 (a unit change)": _prices(lambda v: _same_type(v, float(v) * 100)),
 }
 # Aliyun's price file and Volcengine's calculator state prices as strings: for them that is no fault.
-STRINGS_ARE_NATIVE = {"aliyun", "volcengine"}
+# Tencent too: ItemPrice figures arrive as strings ("120.00") in some official examples (issue 14).
+STRINGS_ARE_NATIVE = {"aliyun", "tencent", "volcengine"}
 
 
 def break_payload(folder: Path, provider: str, mutation: str) -> None:

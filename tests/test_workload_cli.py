@@ -20,11 +20,13 @@ LORA_PARTS = {
     "weights": (7e9 * 2 + ADAPTERS * 2) / 1e9,
     "gradients": ADAPTERS * 2 / 1e9,
     "optimizer_states": ADAPTERS * 12 / 1e9,
-    "activations": (2 * SBH * 33 + 34 * SBH + 32_000 * 2048 * 4) / 1e9,
+    "activations": (2 * SBH * 33 + 34 * SBH + 32_000 * 2048 * 8) / 1e9,  # fp32 logits + log-softmax
     "kv_cache": 0.0,
 }
 LORA_PARTS["overhead"] = 0.1 * sum(LORA_PARTS.values())
-LORA_MEMORY_GB = sum(LORA_PARTS.values())  # 17.35
+LORA_MEMORY_GB = sum(LORA_PARTS.values())  # 17.64
+# FLOPs per trained token: 6·N plus PaLM's attention term 12·layers·seq·hidden for that shape.
+FLOPS_PER_TOKEN_7B = 6 * 7e9 + 12 * 33 * 2048 * 4224
 
 
 def ok(result):
@@ -60,11 +62,11 @@ def test_estimate_json_matches_hand_computation(run_cli):
     assert doc["memory_gb"] == pytest.approx(LORA_MEMORY_GB)
     assert doc["breakdown"] == pytest.approx(LORA_PARTS)
     assert doc["gpus_needed"] == 1 and doc["gpus"] == 1 and doc["gpu"] == "RTX4090-24GB"
-    assert doc["flops"] == 6 * 7e9 * 2e9
+    assert doc["flops"] == pytest.approx(FLOPS_PER_TOKEN_7B * 2e9)
     assert doc["mfu"] == 0.10  # LoRA on a consumer card
-    assert doc["gpu_hours"] == pytest.approx(8.4e19 / (165.2e12 * 0.10 * 3600))  # 1,412.4
+    assert doc["gpu_hours"] == pytest.approx(FLOPS_PER_TOKEN_7B * 2e9 / (165.2e12 * 0.10 * 3600))  # 1,527.6
     assert doc["wall_hours"] == pytest.approx(doc["gpu_hours"])
-    assert doc["formulas"]["gpus_needed"] == "ceil(17.3 / (24 × 1)) = 1"
+    assert doc["formulas"]["gpus_needed"] == "ceil(17.6 / (24 × 1)) = 1"
 
 
 def test_estimate_on_k_gpus_and_mfu_override(run_cli):
@@ -89,7 +91,8 @@ def test_estimate_on_k_gpus_and_mfu_override(run_cli):
             )
         )  # fmt: skip
     )
-    gpu_hours = 6 * 70e9 * 20e9 / (312e12 * 0.5 * 3600)
+    # the shape --params 70B assumes: 71 layers x 9088 hidden; attention 12·layers·seq·hidden per token
+    gpu_hours = (6 * 70e9 + 12 * 71 * 2048 * 9088) * 20e9 / (312e12 * 0.5 * 3600)
     assert doc["gpu_hours"] == pytest.approx(gpu_hours)
     assert doc["wall_hours"] == pytest.approx(gpu_hours / 64)
     assert doc["gpus_needed"] == 16 and doc["fits"] is True
@@ -100,12 +103,12 @@ def test_estimate_table_csv_and_explain(run_cli):
     args = ("estimate", "--params", "7B", "--tokens", "2B", "--task", "lora", "--gpu", "RTX4090")
     table = ok(run_cli(*args))
     assert "lora of a 7.0B-parameter model on 2.0B tokens" in table
-    assert "total               17.3" in table
-    assert "GPUs needed       1 (17.3 of 24 GB)" in table
-    assert "GPU-hours         1,412.4" in table
-    assert "Wall-clock hours  1,412.4 on 1 GPU(s) (58.9 days)" in table
+    assert "total               17.6" in table
+    assert "GPUs needed       1 (17.6 of 24 GB)" in table
+    assert "GPU-hours         1,527.6" in table
+    assert "Wall-clock hours  1,527.6 on 1 GPU(s) (63.7 days)" in table
     explained = ok(run_cli(*args, "--explain"))
-    assert "gpu_hours: 8.4e+19 / (165.2e12 × 0.1 × 3600) = 1,412.4" in explained
+    assert "gpu_hours: 9.09e+19 / (165.2e12 × 0.1 × 3600) × 1 = 1,527.6" in explained
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*args, "--format", "csv")))))
     assert len(rows) == 1 and rows[0]["gpu"] == "RTX4090-24GB" and rows[0]["gpus_needed"] == "1"
     assert float(rows[0]["memory_gb"]) == pytest.approx(LORA_MEMORY_GB)
@@ -160,25 +163,31 @@ LORA_1B = ("plan", "--params", "7B", "--tokens", "1B", "--task", "lora")
 
 
 def lora_hours(peak: float, mfu: float) -> float:
-    return 6 * 7e9 * 1e9 / (peak * 1e12 * mfu * 3600)
+    return FLOPS_PER_TOKEN_7B * 1e9 / (peak * 1e12 * mfu * 3600)
+
+
+# LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 3-20B over
+# Ampere's 0.46: Hopper 0.21, Volta/Turing 0.25 (planner.estimate).
+H800_LORA_MFU, T4_LORA_MFU = round(0.40 * 0.21 / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
 
 
 def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
     load(run_cli, tmp_path, PLAN_ROWS)
     doc = json.loads(ok(run_cli(*LORA_1B, "--format", "json")))
     options = doc["options"]
-    assert [o["gpu_model"] for o in options] == ["T4-16GB", "RTX4090-24GB", "H800-80GB", "A100-80GB"]
+    assert [o["gpu_model"] for o in options] == ["T4-16GB", "A100-80GB", "RTX4090-24GB", "H800-80GB"]
     totals = [o["total_cny"] for o in options]
     assert totals == [
-        1000,  # 2 T4s (16 GB < 17.3) for 359 h: one month each
+        1000,  # 2 T4s (16 GB < 17.6) for 446 h: one month each
+        round(10 * lora_hours(312, 0.40), 2),
         round(2 * lora_hours(165.2, 0.10), 2),
-        round(30 * lora_hours(989, 0.25), 2),  # all 8 GPUs of the instance: 240 CNY/h / 8
-        round(10 * lora_hours(312, 0.25), 2),
+        round(30 * lora_hours(989, H800_LORA_MFU), 2),  # all 8 GPUs of the instance: 240 CNY/h / 8
     ]
-    assert [o["fastest"] for o in options] == [False, False, True, False]
-    assert [o["pareto"] for o in options] == [True, False, True, False]
-    assert options[2]["gpus"] == 8 and options[2]["gpus_needed"] == 1
-    assert options[2]["wall_hours"] == pytest.approx(lora_hours(989, 0.25) / 8)
+    assert [o["fastest"] for o in options] == [False, False, False, True]
+    assert [o["pareto"] for o in options] == [True, True, False, True]
+    assert options[3]["gpus"] == 8 and options[3]["gpus_needed"] == 1
+    assert options[3]["wall_hours"] == pytest.approx(lora_hours(989, H800_LORA_MFU) / 8)
+    assert options[0]["wall_hours"] == pytest.approx(lora_hours(65, T4_LORA_MFU) / 2)
     assert doc["workload"]["memory_gb"] == pytest.approx(LORA_MEMORY_GB)
     assert doc["from_snapshot"] is False
 
@@ -187,10 +196,10 @@ def test_plan_table_and_csv(run_cli, tmp_path):
     load(run_cli, tmp_path, PLAN_ROWS)
     table = ok(run_cli(*LORA_1B))
     assert (
-        "Cheapest: 2 x T4-16GB for 359.0 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
+        "Cheapest: 2 x T4-16GB for 446.5 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
     )
-    assert "Fastest:  8 x H800-80GB for 5.9 h" in table
-    assert "Pareto (no other option is both cheaper and faster): T4-16GB, H800-80GB" in table
+    assert "Fastest:  8 x H800-80GB for 8.7 h" in table
+    assert "Pareto (no other option is both cheaper and faster): T4-16GB, A100-80GB, H800-80GB" in table
     assert "fastest, pareto" in table
     t4_row, h800_row = plan_cells(table, "T4-16GB"), plan_cells(table, "H800-80GB")
     assert t4_row[3:5] == ["2 x 1", "network only"] and t4_row[-1] == "pareto"  # two 1-GPU instances
@@ -199,8 +208,8 @@ def test_plan_table_and_csv(run_cli, tmp_path):
     assert plan_cells(spread, "A100-80GB")[3:5] == ["16 x 1", "network only"]  # 16 GPUs on 1-GPU instances
     assert "No prices: A100-40GB, A800-80GB, H100-80GB" in table
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv")))))
-    assert [r["gpu_model"] for r in rows] == ["T4-16GB", "RTX4090-24GB", "H800-80GB", "A100-80GB"]
-    assert rows[0]["total_cny"] == "1000" and rows[2]["fastest"] == "true"
+    assert [r["gpu_model"] for r in rows] == ["T4-16GB", "A100-80GB", "RTX4090-24GB", "H800-80GB"]
+    assert rows[0]["total_cny"] == "1000" and rows[3]["fastest"] == "true"
 
 
 def plan_cells(table: str, gpu: str) -> list[str]:
@@ -266,14 +275,15 @@ def test_plan_link_across_instances_and_single_gpu_plans(run_cli, tmp_path):
 
 def test_plan_budget_and_deadline(run_cli, tmp_path):
     load(run_cli, tmp_path, PLAN_ROWS)
-    cheap = json.loads(ok(run_cli(*LORA_1B, "--budget", "1.4K", "--format", "json")))
+    cheap = json.loads(ok(run_cli(*LORA_1B, "--budget", "1005", "--format", "json")))
     assert [o["gpu_model"] for o in cheap["options"]] == ["T4-16GB"]
     assert {e["gpu_model"] for e in cheap["excluded"]} == {"RTX4090-24GB", "H800-80GB", "A100-80GB"}
     quick = json.loads(ok(run_cli(*LORA_1B, "--deadline-hours", "100", "--format", "json")))
     assert all(o["wall_hours"] <= 100 for o in quick["options"])
     assert {o["gpu_model"]: o["gpus"] for o in quick["options"]}["RTX4090-24GB"] == 8
     capped = ok(run_cli(*LORA_1B, "--deadline-hours", "100", "--gpus-max", "4"))
-    assert "Left out: T4-16GB, RTX4090-24GB: needs 8 GPUs to finish in 100 h; --gpus-max is 4." in capped
+    assert "Left out: RTX4090-24GB: needs 8 GPUs to finish in 100 h; --gpus-max is 4." in capped
+    assert "Left out: T4-16GB: needs 9 GPUs to finish in 100 h; --gpus-max is 4." in capped
     none = run_cli(*LORA_1B, "--budget", "10")
     assert none.exit_code == 0 and "No GPU with prices can run this job within the limits." in none.stdout
 
@@ -493,3 +503,151 @@ def test_missing_purchase_price_and_rental_price_say_how_to_fix(run_cli):
     assert "Hint: give one with --purchase-price CNY (per GPU)" in no_buy.stderr
     no_rent = run_cli("tco", "--gpu", "RTXA6000", "--hours", "100")
     assert "Hint: give one with --rent-price CNY per GPU-hour" in no_rent.stderr
+
+
+# --- issue 15: catalog models, MoE, FP8, inference economics, training options ---
+
+
+def test_llama_3_1_70b_bf16_inference_needs_two_a100s(run_cli):
+    result = run_cli("estimate", "--model", "llama-3.1-70b", "--task", "inference", "--gpu", "A100-80GB")
+    assert result.exit_code == 0, result.output
+    assert "GPUs needed       2 (" in result.output
+    assert "8 KV heads of 128" in result.output and "config.json" in result.output
+    assert "tokens/s per GPU at batch 1 (memory bandwidth bound)" in result.output
+
+
+def test_deepseek_v3_fp8_and_mixtral_fp16_memory(run_cli):
+    out = json.loads(
+        run_cli(
+            "estimate",
+            "--model",
+            "deepseek-v3",
+            "--task",
+            "inference",
+            "--precision",
+            "fp8",
+            "--format",
+            "json",
+        ).output
+    )
+    assert out["memory_gb"] > 671 and out["active_params"] == 37e9 and out["model"] == "deepseek-v3"
+    mixtral = json.loads(
+        run_cli(
+            "estimate",
+            "--model",
+            "mixtral-8x7b",
+            "--task",
+            "inference",
+            "--precision",
+            "fp16",
+            "--format",
+            "json",
+        ).output
+    )
+    assert 90 < mixtral["memory_gb"] < 100
+
+
+def test_params_says_what_it_assumed(run_cli):
+    result = run_cli("estimate", "--params", "7B", "--task", "lora")
+    assert result.exit_code == 0
+    assert "Assumed for --params: a dense model (not MoE)" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message, hint",
+    [
+        (["--task", "inference"], "give --model NAME or --params N", "planner models"),
+        (["--model", "qwen25-7b", "--task", "inference"], "unknown model 'qwen25-7b'", "did you mean qwen2.5-7b"),
+        (["--model", "qwen2.5-7b", "--params", "7B", "--task", "lora"], "give --model or --params, not both", "knows its parameters"),
+        (["--model", "qwen3-8b", "--task", "pretrain", "--precision", "fp8", "--gpu", "A100-80GB", "--tokens", "1B"],
+         "A100-80GB has no FP8 tensor cores", "use --precision bf16"),
+        (["--model", "qwen3-8b", "--task", "full", "--overhead", "-1"], "--overhead must be from 0", "e.g."),
+    ],
+)  # fmt: skip
+def test_user_mistakes_are_one_line_with_a_hint(run_cli, args, message, hint):
+    result = run_cli("estimate", *args)
+    assert result.exit_code == 2, result.output
+    assert f"Error: {message}" in result.output and hint in result.output
+    assert "Traceback" not in result.output
+
+
+def test_training_options_on_the_command_line(run_cli):
+    out = json.loads(
+        run_cli(
+            "estimate", "--params", "13B", "--task", "full", "--gpu", "A100-80GB", "--zero-stage", "2",
+            "--optimizer-8bit", "--cpu-offload", "--format", "json",
+        ).output
+    )  # fmt: skip
+    assert (
+        out["zero_stage"] == 2
+        and out["optimizer_8bit"] is True
+        and out["cpu_offload_gb"] == pytest.approx(78)
+    )
+    lora = run_cli("estimate", "--model", "qwen2.5-7b", "--task", "lora", "--lora-rank", "64")
+    assert "LoRA rank 64" in lora.output
+
+
+def test_models_lists_the_catalog_in_every_format(run_cli):
+    table = run_cli("models", "--family", "deepseek")
+    assert table.exit_code == 0
+    assert "deepseek-v3" in table.output and "MLA" in table.output and "latent 512+64" in table.output
+    rows = json.loads(run_cli("models", "--format", "json").output)
+    v3 = next(r for r in rows if r["name"] == "deepseek-v3")
+    assert (v3["kv_lora_rank"], v3["qk_rope_head_dim"], v3["experts"]) == (512, 64, 256)
+    assert v3["source"].startswith("huggingface.co/deepseek-ai/DeepSeek-V3")
+    parsed = list(csv.DictReader(io.StringIO(run_cli("models", "--format", "csv").output)))
+    assert len(parsed) == len(rows) >= 60
+    bad = run_cli("models", "--family", "qwen4")
+    assert bad.exit_code == 2 and "unknown model family" in bad.output
+    assert "Examples:" in run_cli("models", "--help").output
+
+
+def test_plan_inference_ranks_by_cny_per_million_tokens(run_cli, tmp_path):
+    rows = [
+        # Cheap per hour but slow (bandwidth 1008 GB/s) against dearer and faster (2039 GB/s).
+        price_row(provider="autodl", region="west-B", instance_type="RTX 4090", gpu_model="RTX4090-24GB", price="2"),
+        price_row(provider="tencent", region="ap-beijing", instance_type="A100x1", gpu_model="A100-80GB", price="3"),
+        # Monthly: a big total for a short job, but cheap per GPU-hour.
+        price_row(provider="tencent", region="ap-shanghai", instance_type="L20x1", gpu_model="L20-48GB",
+                  billing="monthly", price="300"),
+    ]  # fmt: skip
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+    result = run_cli(
+        "plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M", "--format", "json"
+    )
+    assert result.exit_code == 0, result.output
+    options = json.loads(result.output)["options"]
+    per_m = [o["cny_per_million_tokens"] for o in options]
+    assert per_m == sorted(per_m) and all(p > 0 for p in per_m)
+    totals = [float(o["total_cny"]) for o in options]
+    assert totals != sorted(totals)  # the monthly L20 ranks on its per-token cost, not its total
+    text = run_cli("plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M").output
+    assert "CNY/M tok" in text and "Ranked by CNY per million generated tokens" in text
+    assert "1, 2, 4, 8 or multiples of 8" in text
+
+
+def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):
+    rows = [
+        price_row(provider="tencent", region="ap-beijing", instance_type="A100x1", gpu_model="A100-80GB", price="10"),
+        price_row(provider="aliyun", region="cn-beijing", instance_type="H800x8", gpu_model="H800-80GB", gpu_count=8, price="240"),
+    ]  # fmt: skip
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
+    args = ("plan", "--model", "qwen3-8b", "--task", "pretrain", "--tokens", "10B", "--precision", "fp8")
+    out = json.loads(run_cli(*args, "--format", "json").output)
+    assert [o["gpu_model"] for o in out["options"]] == ["H800-80GB"]
+    assert out["options"][0]["peak_tflops"] == 1978
+    assert {"gpu_model": "A100-80GB", "reason": "no FP8 tensor cores for --precision fp8"} in out["excluded"]
+    text = run_cli(
+        "estimate",
+        "--model",
+        "qwen3-8b",
+        "--task",
+        "pretrain",
+        "--tokens",
+        "10B",
+        "--precision",
+        "fp8",
+        "--gpu",
+        "H800",
+    ).output
+    assert "1978 dense FP8 TFLOPS" in text and "× 0.7 at the FP8 peak" in text

@@ -47,3 +47,9 @@ variants_option = click.option(
     is_flag=True,
     help="Also show China variants (A800 for A100, H800 for H100, RTX4090D for RTX4090, ...), labelled.",
 )
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Print each HTTP request (method, URL, status, bytes, time) to standard error, secrets removed.",
+)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.commands.options import format_option, provider_option
+from planner.commands.options import format_option, provider_option, verbose_option
 from planner.output import csv_text, dumps_json, short, table
 
 MAX_RUNS_SHOWN = 100_000  # a larger --limit overflows the database's integer (1e20: a traceback before)
@@ -48,8 +48,9 @@ OUTCOME_COLUMNS = (
     help="Replay a folder written by --save-raw instead of the network.",
 )
 @format_option
+@verbose_option
 @click.pass_obj
-def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
+def refresh(app, providers, save_raw, from_raw, fmt, verbose) -> None:  # noqa: ANN001
     """Pull today's GPU prices from the providers into the database.
 
     Enabled providers run at the same time, each in its own run and transaction: one that fails,
@@ -67,6 +68,7 @@ def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
       planner refresh --provider tencent --provider aliyun
       planner refresh --save-raw raw/2026-11-30
       planner refresh --from-raw tests/fixtures/raw --format json
+      planner refresh -v --provider aliyun    # print every HTTP request to standard error
     """
     from planner.locks import refresh_lock
     from planner.providers import canonical_provider
@@ -82,6 +84,7 @@ def refresh(app, providers, save_raw, from_raw, fmt) -> None:  # noqa: ANN001
             save_raw=save_raw,
             from_raw=from_raw,
             progress=lambda line: click.echo(line, err=True),
+            request_log=(lambda line: click.echo(f"http: {line}", err=True)) if verbose else None,
         )
     if fmt == "json":
         click.echo(dumps_json(summary.to_dict()))
@@ -243,21 +246,38 @@ def _health_line(h) -> str:  # noqa: ANN001 - db.queries.ProviderHealth
 
 
 @click.command()
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Send one cheap request per enabled provider with the current credentials and say what works.",
+)
 @format_option
+@verbose_option
 @click.pass_obj
-def providers(app, fmt) -> None:  # noqa: ANN001
+def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
     """Each provider: enabled or not, the mode it will use, and exactly what to set to see more.
 
     Public mode needs no account; an account's credentials (environment variables only, never the
     config file) unlock the official APIs. Credentials are shown as present or missing, never their
     values.
 
+    With --check, each enabled provider gets one cheap request (a signed call listing almost nothing
+    in account mode, the first public endpoint otherwise) through its configured base_url, and one
+    line says whether it works, was refused, or failed, and what to do. Run it first on a machine with
+    a network. Exit code 0 when every enabled provider works, 1 otherwise.
+
     \b
     Examples:
       planner providers
       planner providers --format json
+      planner providers --check
+      planner providers --check -v     # also print the request sent to each
     """
     from scrapers.registry import PROVIDERS
+
+    if check:
+        _check_providers(app, fmt, verbose)
+        return
 
     records: list[dict[str, Any]] = []
     for name, cls in PROVIDERS.items():
@@ -325,3 +345,53 @@ def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001
     except PlannerError:
         return {}
     return {name: f"{h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC" for name, h in health.items()}
+
+
+CHECK_COLUMNS = ("provider", "mode", "status", "detail", "todo")
+
+
+def _check_providers(app, fmt: str, verbose: bool) -> None:  # noqa: ANN001
+    """``providers --check``: one line per provider; exit 1 when an enabled one does not work."""
+    import dataclasses
+
+    from planner import __version__
+    from scrapers.check import CheckResult, check_provider
+    from scrapers.registry import PROVIDERS, ProviderSettings, make_client, read_credentials
+
+    results: list[CheckResult] = []
+    for name, cls in PROVIDERS.items():
+        section = app.config.provider(name)
+        mode = cls().mode(os.environ)
+        if not section.get("enabled", True):
+            results.append(CheckResult(name, mode.mode, "skipped", "disabled in the config"))
+            continue
+        settings = ProviderSettings(
+            base_url=section.get("base_url") or None, credentials=read_credentials(cls, os.environ)
+        )
+        http = app.config.section("http")
+        # One request, no retries: a check that waits minutes on a dead host would not be cheap.
+        policy = dataclasses.replace(
+            cls.http_policy,
+            max_retries=0,
+            min_interval_s=0,
+            connect_timeout_s=float(http.get("connect_timeout_s", cls.http_policy.connect_timeout_s)),
+            read_timeout_s=float(http.get("read_timeout_s", cls.http_policy.read_timeout_s)),
+        )
+        log = (lambda line: click.echo(f"http: {line}", err=True)) if verbose else None
+        try:
+            client = make_client(cls, settings, version=__version__, policy=policy, request_log=log)
+        except Exception as err:  # a bad base_url: say so on this provider's line
+            results.append(
+                CheckResult(name, mode.mode, "failed", str(err), f"fix [providers.{name}] base_url")
+            )
+            continue
+        results.append(check_provider(name, mode.mode, client, settings, mode.unlock_env))
+    if fmt == "json":
+        click.echo(dumps_json([dataclasses.asdict(r) for r in results]))
+    elif fmt == "csv":
+        click.echo(csv_text([dataclasses.asdict(r) for r in results], CHECK_COLUMNS), nl=False)
+    else:
+        for result in results:
+            click.echo(result.line())
+    broken = [r.provider for r in results if r.status in ("refused", "failed")]
+    click.get_current_context().exit(1 if broken else 0)

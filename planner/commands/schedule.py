@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.options import verbose_option
 from planner.output import dumps_json
 
 
@@ -21,8 +22,9 @@ from planner.output import dumps_json
     show_default=True,
     help="For --list: table for people, json for programs.",
 )
+@verbose_option
 @click.pass_obj
-def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
+def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     """Refresh the prices and send the report on a schedule, in the foreground.
 
     The job refreshes every enabled provider, then writes the report and, with [schedule] email =
@@ -40,9 +42,12 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
     Examples:
       planner schedule --list
       planner schedule --once
+      planner schedule --once -v    # log every HTTP request too
       planner schedule              # keep running (see the README for systemd and cron)
     """
-    from planner.schedule import crontab_trigger, log_path, logging_to, run_job
+    from functools import partial
+
+    from planner.schedule import crontab_trigger, log_path, logging_to, refresh_step, run_job
 
     settings = app.config.section("schedule")
     trigger = crontab_trigger(settings["cron"], settings["timezone"])
@@ -53,8 +58,9 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
         return
     path = log_path(app.config)
     with logging_to(path, settings["timezone"]):
+        refresh = partial(refresh_step, verbose=True) if verbose else None
         if once:
-            click.get_current_context().exit(run_job(app))
+            click.get_current_context().exit(run_job(app, refresh=refresh))
         from planner.schedule import log, run_scheduler
 
         log.info(
@@ -63,7 +69,12 @@ def schedule(app, once, show_list, count, fmt) -> None:  # noqa: ANN001
             settings["timezone"],
             path,
         )
-        run_scheduler(trigger, settings["timezone"], int(settings["misfire_grace_s"]), lambda: run_job(app))
+        run_scheduler(
+            trigger,
+            settings["timezone"],
+            int(settings["misfire_grace_s"]),
+            lambda: run_job(app, refresh=refresh),
+        )
 
 
 def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001

@@ -1,4 +1,4 @@
-"""``planner estimate``, ``planner plan`` and ``planner tco``: from a workload to memory, GPUs and hours,
+"""``planner estimate``, ``planner plan``, ``planner models`` and ``planner tco``: from a workload to memory, GPUs and hours,
 to the cheapest way to rent them, to whether buying the cards would pay.
 
 Thin shells over ``planner.estimate`` and ``planner.plan``; ``tco`` is in ``rent_or_buy.py``. Numbers are
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.plan import Plan
 
 # planner.cli registers estimate, plan and tco in this module; tco lives in rent_or_buy.py.
-__all__ = ["estimate", "plan", "tco"]
+__all__ = ["estimate", "models", "plan", "tco"]
 
 
 def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
@@ -35,11 +35,15 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
     def decorate(fn):  # noqa: ANN001, ANN202
         options = [
             click.option(
+                "--model",
+                metavar="NAME",
+                help="A catalog model (`planner models`), e.g. qwen2.5-7b, llama-3.1-70b, deepseek-v3.",
+            ),
+            click.option(
                 "--params",
-                required=True,
                 type=Count("7B"),
                 metavar="N",
-                help="Parameters (active ones for MoE): 7B, 6.7e9, 500M.",
+                help="Any other model: its parameters (7B, 6.7e9, 500M); a dense model of standard shape is assumed.",
             ),
             click.option(
                 "--task", required=True, metavar="TASK", help="pretrain, full, lora, qlora or inference."
@@ -58,7 +62,7 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "--mfu",
                 type=Number("0.4"),
                 metavar="X",
-                help="Model FLOPs utilisation in (0, 1] (default per task and GPU class).",
+                help="Model FLOPs utilisation in (0, 1] (default by task, GPU generation and model scale).",
             ),
             click.option(
                 "--seq-len",
@@ -73,12 +77,29 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "--kv-heads",
                 type=Count("8", whole=True),
                 metavar="K",
-                help="KV heads for the KV cache (GQA, e.g. 8); default: one per attention head.",
+                help="KV heads for the KV cache (GQA, e.g. 8); default: the model's, or one per head with --params.",
             ),
             click.option(
                 "--checkpointing/--no-checkpointing",
                 default=None,
                 help="Gradient checkpointing (default: on for full, lora, qlora; selective recomputation for pretrain).",
+            ),
+            click.option(
+                "--lora-rank",
+                type=Count("64", whole=True),
+                metavar="R",
+                help="LoRA/QLoRA adapter rank on every linear layer (default 16).",
+            ),
+            click.option(
+                "--optimizer-8bit",
+                is_flag=True,
+                help="8-bit Adam (bitsandbytes): optimizer states 6 instead of 12 bytes per trained parameter.",
+            ),
+            click.option(
+                "--overhead",
+                type=Number("0.1"),
+                metavar="X",
+                help="Restarts, evaluation and checkpointing as a share of compute time (default 0.1 pretrain, else 0).",
             ),
         ]
 
@@ -96,6 +117,7 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
 
 
 WORKLOAD_KEYS = (
+    "model",
     "params",
     "task",
     "tokens",
@@ -105,14 +127,40 @@ WORKLOAD_KEYS = (
     "batch",
     "kv_heads",
     "checkpointing",
+    "lora_rank",
+    "optimizer_8bit",
+    "overhead",
 )
 
 
 def _workload_args(
-    params, task, tokens, precision, mfu, seq_len, batch, kv_heads, checkpointing
+    model,
+    params,
+    task,
+    tokens,
+    precision,
+    mfu,
+    seq_len,
+    batch,
+    kv_heads,
+    checkpointing,
+    lora_rank,
+    optimizer_8bit,
+    overhead,
 ) -> dict[str, Any]:  # noqa: ANN001
     """The workload options as keyword arguments of ``planner.estimate.estimate``."""
+    if model is None and params is None:
+        raise UsageError(
+            "give --model NAME or --params N", "e.g. --model qwen2.5-7b; `planner models` lists the catalog"
+        )
+    if model is not None and params is not None:
+        raise UsageError("give --model or --params, not both", "--model knows its parameters")
+    if model is not None:
+        from planner.models import get_spec
+
+        model = get_spec(model).name  # an unknown name is refused here, with near names
     return dict(
+        model=model,
         params=params,
         task=task.strip().lower(),
         tokens=tokens,
@@ -122,6 +170,9 @@ def _workload_args(
         batch=batch,
         kv_heads=kv_heads,
         checkpointing=checkpointing,
+        lora_rank=lora_rank,
+        optimizer_8bit=optimizer_8bit,
+        overhead=float(overhead) if overhead is not None else None,
     )
 
 
@@ -137,22 +188,33 @@ def _workload_args(
     metavar="K",
     help="Compute the wall-clock time on K GPUs (default: the fewest that hold the job).",
 )
+@click.option(
+    "--zero-stage",
+    type=click.IntRange(0, 3),
+    metavar="S",
+    help="ZeRO stage 0-3: what is split over the GPUs (default 3: weights, gradients and optimizer states).",
+)
+@click.option("--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload).")
 @click.option("--explain", is_flag=True, help="Show each number's formula with its inputs.")
 @format_option
-def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
+def estimate(workload, gpu, gpus, zero_stage, cpu_offload, explain, fmt) -> None:  # noqa: ANN001
     """Memory, GPUs and GPU-hours for a training or inference job.
 
     Memory by component (weights, gradients, optimizer states, activations, KV cache, overhead), the
-    fewest GPUs of the chosen model that hold it, FLOPs (6·N·D training, 2·N·D inference), GPU-hours at
-    the GPU's dense BF16/FP16 peak × MFU, and the wall-clock hours on K GPUs. Without --tokens, memory
-    only; without --gpu, no GPU count or hours.
+    fewest GPUs of the chosen model that hold it, FLOPs ((6·N_active + attention)·D training,
+    (2·N_active + attention)·D inference), GPU-hours at the GPU's dense BF16/FP16 (or FP8) peak × MFU,
+    and the wall-clock hours on K GPUs. Inference adds tokens/s per GPU (decode bound by memory
+    bandwidth or compute, prefill by compute). Without --tokens, memory only; without --gpu, no GPU
+    count or hours. --model takes a catalog model (`planner models`); --params any other.
 
     \b
     Examples:
-      planner estimate --params 7B --tokens 2B --task lora --gpu RTX4090
-      planner estimate --params 70B --task qlora --gpu RTXA6000
-      planner estimate --params 7B --task pretrain --tokens 2T --gpu A100-80GB --gpus 512 --explain
-      planner estimate --params 13B --task inference --seq-len 4096 --batch 8 --format json
+      planner estimate --model llama-3.1-70b --task inference --gpu A100-80GB
+      planner estimate --model qwen2.5-7b --tokens 2B --task lora --gpu RTX4090
+      planner estimate --model deepseek-v3 --task inference --precision fp8 --gpu H20
+      planner estimate --model llama-2-7b --task pretrain --tokens 2T --gpu A100-80GB --gpus 512 --explain
+      planner estimate --model qwen3-8b --task pretrain --tokens 1T --gpu H800 --precision fp8
+      planner estimate --params 13B --task full --gpu A100-80GB --zero-stage 2 --optimizer-8bit
     """
     from planner import catalog
     from planner.estimate import estimate as run_estimate
@@ -163,8 +225,10 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
         raise UsageError(
             "--mfu changes only the hours, which need --tokens and --gpu", "e.g. --tokens 2B --gpu A100-80GB"
         )
-    model = catalog.get_model(catalog.canonical_name(gpu)) if gpu else None
-    result = run_estimate(gpu=model, gpus=gpus, **workload)
+    gpu_model = catalog.get_model(catalog.canonical_name(gpu)) if gpu else None
+    result = run_estimate(
+        gpu=gpu_model, gpus=gpus, zero_stage=zero_stage, cpu_offload=cpu_offload, **workload
+    )
     if fmt == "json":
         click.echo(dumps_json(result.to_dict()))
     elif fmt == "csv":
@@ -174,9 +238,10 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
 
 
 ESTIMATE_COLUMNS = (
-    "task", "params", "tokens", "precision", "seq_len", "batch", "checkpointing", "memory_gb",
-    "weights_gb", "gradients_gb", "optimizer_states_gb", "activations_gb", "kv_cache_gb", "overhead_gb",
-    "gpu", "gpus_needed", "gpus", "fits", "flops", "peak_tflops", "mfu", "gpu_hours", "wall_hours",
+    "model", "task", "params", "active_params", "tokens", "precision", "seq_len", "batch", "checkpointing",
+    "memory_gb", "weights_gb", "gradients_gb", "optimizer_states_gb", "activations_gb", "kv_cache_gb",
+    "overhead_gb", "cpu_offload_gb", "gpu", "gpus_needed", "gpus", "fits", "flops", "peak_tflops", "mfu",
+    "overhead", "gpu_hours", "wall_hours", "bound", "tokens_per_gpu_s", "prefill_tokens_per_gpu_s",
 )  # fmt: skip
 
 
@@ -194,31 +259,85 @@ def _workload_line(e: Estimate) -> str:
     else:
         ckpt = "gradient checkpointing" if e.checkpointing else "selective recomputation"
         how = f"{e.precision}, seq {e.seq_len} × batch {e.batch}, {ckpt}"
+        if e.lora_rank:
+            how += f", LoRA rank {e.lora_rank}"
+        if e.optimizer_8bit:
+            how += ", 8-bit Adam"
+    if e.model:
+        size = format_count(e.params)
+        if e.is_moe:
+            size += f" total, {format_count(e.active_params)} active"
+        return f"{e.task} of {e.model}, {size} parameters{tokens} ({how})"
     return f"{e.task} of a {format_count(e.params)}-parameter model{tokens} ({how})"
 
 
-def render_estimate(e: Estimate, explain: bool = False) -> str:
+def _shape_line(e: Estimate) -> str:
     s = e.shape
-    lines = [
-        f"Workload: {_workload_line(e)}",
-        f"Shape assumed from N: {s.layers} layers, hidden {s.hidden}, {s.heads} heads, {s.kv_heads} KV heads",
-        "",
-    ]
+    kv = f"{s.kv_heads} KV heads of {s.head_dim}"
+    if s.kv_lora_rank:
+        kv = f"MLA (KV latent {s.kv_lora_rank} + RoPE {s.qk_rope_head_dim})"
+    text = f"{s.layers} layers, hidden {s.hidden}, {s.heads} heads, {kv}, vocabulary {s.vocab:,}"
+    if e.model:
+        return f"Architecture: {text} (from {e.model_source})"
+    return f"Assumed for --params: {e.assumed[0] if e.assumed else text}"
+
+
+def gpu_bf16_tflops(name: str | None) -> float | None:
+    """The catalog's dense BF16/FP16 figure for a GPU name (to say when a peak is FP8's instead)."""
+    from planner import catalog
+
+    return catalog.get_model(name).dense_tflops if name else None
+
+
+def render_estimate(e: Estimate, explain: bool = False) -> str:
+    lines = [f"Workload: {_workload_line(e)}", _shape_line(e), ""]
     names = {"optimizer_states": "optimizer states", "kv_cache": "KV cache"}
     rows = [[names.get(k, k), f"{v:,.2f}" if v else "-"] for k, v in e.breakdown.items()]
     rows.append(["total", f"{e.memory_gb:,.1f}"])
     lines.append(table(rows, ["memory (all GPUs)", "GB"], align_right=(1,)))
+    if e.cpu_offload_gb:
+        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
+    if e.zero_stage != 3 and e.task != "inference":
+        lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
     if e.flops is not None:
-        per = "2·N·D" if e.task == "inference" else "6·N·D"
-        lines += ["", f"FLOPs: {e.flops:.2e} ({per})"]
+        per = "2·N_active" if e.task == "inference" else "6·N_active"
+        attention = e.attention_flops_per_token or 0.0
+        share = attention / e.flops_per_token if e.flops_per_token else 0.0
+        lines += [
+            "",
+            f"FLOPs: {e.flops:.2e} (({per} + attention)·D; attention {share:.0%} at {e.seq_len} tokens)",
+        ]
     if e.gpu is not None:
-        tflops = f"{e.peak_tflops:g} dense TFLOPS" if e.peak_tflops else "no TFLOPS figure"
+        kind = "FP8" if e.precision == "fp8" and e.peak_tflops != gpu_bf16_tflops(e.gpu) else ""
+        tflops = (
+            f"{e.peak_tflops:g} dense {kind + ' ' if kind else ''}TFLOPS"
+            if e.peak_tflops
+            else "no TFLOPS figure"
+        )
         lines += ["", f"On {e.gpu} ({e.gpu_memory_gb:g} GB, {tflops}):"]
-        split = " each, split evenly" if e.gpus_needed and e.gpus_needed > 1 else ""
-        per_gpu = e.memory_gb / e.gpus_needed if e.gpus_needed else e.memory_gb
-        lines.append(f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split})")
+        if e.gpus_needed is None:
+            lines.append(f"  GPUs needed       none: no count of {e.gpu} holds it (see the note)")
+        else:
+            how = " each, split evenly" if e.zero_stage == 3 or e.task == "inference" else " each"
+            split = how if e.gpus_needed > 1 else ""
+            per_gpu = e.per_gpu_gb if e.per_gpu_gb is not None else e.memory_gb
+            lines.append(
+                f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split})"
+            )
+        if e.tokens_per_gpu_s is not None:
+            lines.append(
+                f"  Decode            {e.tokens_per_gpu_s:,.1f} tokens/s per GPU at batch {e.batch} "
+                f"({e.bound} bound)"
+            )
+            lines.append(
+                f"  Prefill           {e.prefill_tokens_per_gpu_s:,.0f} prompt tokens/s per GPU (compute bound)"
+            )
         if e.gpu_hours is not None and e.wall_hours is not None:
             lines.append(f"  MFU               {e.mfu:g} ({e.mfu_source}; --mfu to change)")
+            if e.overhead:
+                lines.append(
+                    f"  Overhead          {e.overhead:.0%} for restarts, evaluation, checkpoints (--overhead)"
+                )
             lines.append(
                 f"  GPU-hours         {e.gpu_hours:,.1f}"
                 + (" (memory-bandwidth bound)" if e.bound == "memory bandwidth" else "")
@@ -281,7 +400,15 @@ def plan(
     A800/H800), PCIe only, and the network between instances.
 
     \b
+    For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
+    times the GPU-hours a token takes, without whole-period rounding), then by total, and serving GPU
+    counts are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
+
+    \b
     Examples:
+      planner plan --model qwen2.5-7b --task inference --tokens 1B
+      planner plan --model qwen2.5-7b --task inference --tokens 1B --batch 32
+      planner plan --model llama-3.1-8b --tokens 1B --task lora
       planner plan --params 7B --tokens 1B --task lora
       planner plan --params 70B --tokens 20B --task full --gpus-max 64
       planner plan --params 13B --tokens 5B --task full --budget 200K --deadline-hours 72
@@ -324,7 +451,7 @@ PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
     "total_cny", "cny_per_gpu_hour", "link", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
-    "observed_at", "source", "from_snapshot",
+    "observed_at", "source", "from_snapshot", "cny_per_million_tokens",
 )  # fmt: skip
 
 
@@ -341,6 +468,7 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         fastest=o.fastest,
         pareto=o.pareto,
         trend=r.recent.trend if r.recent else None,
+        cny_per_million_tokens=o.cny_per_million_tokens,
     )
     row["link"], row["nvlink_gbps_bidir"] = o.link
     return row
@@ -372,7 +500,19 @@ def render_plan(p: Plan) -> str:
         rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]
         headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
                    "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "marks"]  # fmt: skip
-        lines += ["", table(rows, headers, align_right=(0, 2, 5, 10, 11))]
+        right: tuple[int, ...] = (0, 2, 5, 10, 11)
+        if m.task == "inference":
+            headers.insert(10, "CNY/M tok")
+            for row, o in zip(rows, p.options, strict=True):
+                per_m = o.cny_per_million_tokens
+                row.insert(10, f"{per_m:,.2f}" if per_m is not None else "-")
+            right = (0, 2, 5, 10, 11, 12)
+            lines.append(
+                "Ranked by CNY per million generated tokens (GPU-hour price × GPU-hours per token), then by "
+                f"total; decode at batch {m.batch}, context {m.seq_len} (raise --batch for a busier server). "
+                "Serving GPU counts are 1, 2, 4, 8 or multiples of 8, what tensor parallelism can split."
+            )
+        lines += ["", table(rows, headers, align_right=right)]
         best, fastest = p.options[0], next(o for o in p.options if o.fastest)
         lines += ["", f"Cheapest: {_option_line(best)}"]
         if fastest is not best:
@@ -388,8 +528,14 @@ def render_plan(p: Plan) -> str:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
     if p.options:
         lines.append(
-            "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task and GPU "
-            "class (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+            (
+                "Hours assume tensor parallelism splits the model evenly, decode at 80% of memory bandwidth or "
+                "the inference MFU, whichever is slower"
+                if m.task == "inference"
+                else "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, "
+                "GPU generation and model scale (docs/calibration.md)"
+            )
+            + " (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
         )
     if any(o.rental.gpus > 1 for o in p.options):
         lines.append(
@@ -433,3 +579,72 @@ def _option_line(o: Any) -> str:
         f"{r.gpus} x {o.estimate.gpu} for {r.hours:,.1f} h, CNY {money(r.total_cny)} "
         f"({r.instances} x {r.provider} {r.instance_type}, {r.billing}{link})"
     )
+
+
+# --- planner models ---
+
+MODEL_COLUMNS = (
+    "name", "family", "total_params", "active_params", "experts", "experts_per_token", "layers", "hidden",
+    "heads", "kv_heads", "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim", "intermediate",
+    "vocab", "context", "aliases", "source",
+)  # fmt: skip
+
+
+@click.command()
+@click.option("--family", metavar="NAME", help="Only this family, e.g. Qwen3, DeepSeek, Llama.")
+@format_option
+def models(family, fmt) -> None:  # noqa: ANN001
+    """The model catalog for --model: each model's published architecture and its source.
+
+    Layers, hidden size, attention and KV heads, head dim, vocabulary, total and active parameters,
+    experts (MoE), attention type (MHA, GQA, MQA, MLA with its KV latent and RoPE dims) and context
+    length, from each model's published config.json (or paper). Any name or alias works with
+    `estimate --model` and `plan --model`; for a model not listed, use --params.
+
+    \b
+    Examples:
+      planner models
+      planner models --family Qwen3
+      planner models --format json
+      planner estimate --model qwen3-30b-a3b --task inference --gpu L20
+    """
+    from planner.models import all_specs
+
+    specs = all_specs()
+    if family:
+        families = sorted({s.family for s in specs})
+        specs = [s for s in specs if s.family.casefold() == family.strip().casefold()]
+        if not specs:
+            import difflib
+
+            from planner.errors import UnknownNameError
+
+            near = difflib.get_close_matches(family, families, n=3, cutoff=0.4) or families
+            raise UnknownNameError("model family", family, near)
+    rows = [s.to_dict() for s in specs]
+    if fmt == "json":
+        click.echo(dumps_json(rows))
+    elif fmt == "csv":
+        for row in rows:
+            row["aliases"] = "|".join(row["aliases"])
+        click.echo(csv_text(rows, MODEL_COLUMNS), nl=False)
+    else:
+        body = []
+        for r in rows:
+            size = format_count(r["total_params"])
+            if r["experts"]:
+                size += f" ({format_count(r['active_params'])} active, {r['experts_per_token']}/{r['experts']} experts)"
+            kv = (
+                str(r["kv_heads"])
+                if r["attention"] != "MLA"
+                else f"latent {r['kv_lora_rank']}+{r['qk_rope_head_dim']}"
+            )
+            body.append([r["name"], size, str(r["layers"]), str(r["hidden"]), f"{r['heads']}", kv,
+                         str(r["head_dim"]), r["attention"], f"{r['vocab']:,}", f"{r['context']:,}"])  # fmt: skip
+        headers = ["model", "parameters", "layers", "hidden", "heads", "KV heads", "head dim", "attention",
+                   "vocab", "context"]  # fmt: skip
+        click.echo(table(body, headers, align_right=(2, 3, 4, 6, 8, 9)))
+        click.echo(
+            f"{len(rows)} models; sources (each model's config.json) in --format json or csv. "
+            "Use a name with `planner estimate --model NAME`; --params N for any other model."
+        )

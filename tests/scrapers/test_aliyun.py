@@ -141,24 +141,6 @@ def test_verbatim_intl_sample_parses_with_its_currency():
     ("mutation", "message"),
     [
         (lambda d: d["pricingInfo"].__setitem__("cn-beijing::ecs.gn6i-c4g1.xlarge", {}), "region::type"),
-        (
-            lambda d: d["pricingInfo"][
-                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
-            ].__setitem__("hours", [{"price": "-3", "period": "1"}]),
-            "negative",
-        ),
-        (
-            lambda d: d["pricingInfo"][
-                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
-            ].__setitem__("hours", [{"price": "n/a", "period": "1"}]),
-            "not a number",
-        ),
-        (
-            lambda d: d["pricingInfo"][
-                "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
-            ].__setitem__("hours", [{"cost": "3", "period": "1"}]),
-            "lacks price",
-        ),
         (lambda d: d.__setitem__("currency", 5), "currency"),
     ],
 )
@@ -167,6 +149,37 @@ def test_malformed_cdn_file_raises(mutation, message):
     mutation(data)
     with pytest.raises(ScrapeError, match=message):
         list(parse_price_file(data, "v", (), {}))
+
+
+V100 = "cn-beijing::ecs.gn6v-c8g1.2xlarge::vpc::linux::optimized"
+
+
+@pytest.mark.parametrize(
+    ("hours", "message"),
+    [
+        ([{"price": "-3", "period": "1"}], "negative"),
+        ([{"price": "n/a", "period": "1"}], "not a number"),
+        ({"price": "3"}, "hours is not a list"),
+    ],
+)
+def test_one_unreadable_price_is_skipped_with_its_reason(hours, message):
+    data = copy.deepcopy(CDN)
+    data["pricingInfo"][V100]["hours"] = hours
+    items = list(parse_price_file(data, "v", (), {}))
+    skipped = [i for i in items if isinstance(i, Issue) and i.instance_type == "ecs.gn6v-c8g1.2xlarge"]
+    assert len(skipped) == 1 and message in skipped[0].message and skipped[0].kind == "skipped"
+    kept = {(o.instance_type, o.billing) for o in offers(items) if o.region == "cn-beijing"}
+    assert ("ecs.gn6v-c8g1.2xlarge", "on_demand") not in kept and ("ecs.gn6v-c8g1.2xlarge", "monthly") in kept
+
+
+@pytest.mark.parametrize("price", [None, "", 0, "0"])
+def test_null_absent_or_zero_price_is_not_sold_not_an_error(price):
+    data = copy.deepcopy(CDN)
+    data["pricingInfo"][V100]["hours"] = [{"period": "1"} if price == "" else {"price": price, "period": "1"}]
+    items = list(parse_price_file(data, "v", (), {}))
+    assert not [i for i in items if isinstance(i, Issue) and i.instance_type == "ecs.gn6v-c8g1.2xlarge"]
+    kept = {(o.instance_type, o.billing) for o in offers(items) if o.region == "cn-beijing"}
+    assert ("ecs.gn6v-c8g1.2xlarge", "on_demand") not in kept
 
 
 def add_public(rsps, version="2.0.300", page=PAGE):
@@ -298,3 +311,84 @@ def test_mode():
     assert AliyunScraper().mode({}).mode == "public"
     assert AliyunScraper().mode({"ALIBABA_CLOUD_ACCESS_KEY_ID": "x"}).mode == "public"  # both needed
     assert AliyunScraper().mode(CREDS).mode == "account"
+
+
+class _Answers:
+    """A stand-in client: every GET answers ``body`` (AliyunApi only calls ``get``)."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def get(self, url, **kw):
+        from scrapers.http import HttpResponse
+
+        return HttpResponse(200, url, {}, json.dumps(self.body).encode())
+
+
+def test_status_category_beside_status_decides_stock():
+    from scrapers.aliyun_api import AliyunApi
+
+    body = fixture_json("aliyun", "DescribeAvailableResource_status_category.constructed.json")
+    stock, left_out = AliyunApi(_Answers(body), "id", "secret").availability("cn-shenzhen")
+    assert stock == {
+        "ecs.gn7i-c8g1.2xlarge": "sold_out",  # Available + WithoutStock in a, SoldOut in b
+        "ecs.gn7e-c16g1.4xlarge": "available",  # ClosedWithStock: stock left
+        "ecs.gn6i-c4g1.xlarge": "sold_out",  # ClosedWithoutStock
+        "ecs.gn7-c12g1.3xlarge": "available",  # StatusCategory null: Status alone decides
+        "ecs.gn6v-c8g1.2xlarge": "available",  # an unknown category is no verdict; Status decides
+        "ecs.gn8is.2xlarge": "unknown",  # both null
+    }
+    assert left_out == ["a SupportedResource without Value"]
+
+
+@pytest.mark.parametrize(
+    ("html", "version"),
+    [
+        ('<script src="//g.alicdn.com/aliyun/ecs-price-info/2.0.301"></script>', "2.0.301"),
+        ("var base = 'https://g.alicdn.com/aliyun/ecs-price-info/2.0.302';", "2.0.302"),
+        ('{"priceBase":"aliyun/ecs-price-info/2.0.303"}', "2.0.303"),
+        ("ecs-price-info/2.0.304 and ecs-price-info-intl/9.9.9/", "2.0.304"),
+        ("ecs-price-info/2.0.305/price/download/instancePrice.json", "2.0.305"),
+    ],
+)
+def test_version_found_whatever_follows_it(html, version):
+    assert discover_version(html) == version
+
+
+def test_instance_type_fields_null_string_or_junk_leave_one_item_out():
+    from scrapers.aliyun_api import AliyunApi
+
+    body = {
+        "RequestId": "r",
+        "InstanceTypes": {
+            "InstanceType": [
+                {"InstanceTypeId": "ecs.gn7i-c8g1.2xlarge", "GPUAmount": "1", "GPUSpec": "NVIDIA A10",
+                 "GPUMemorySize": None, "CpuCoreCount": 8, "MemorySize": 30.0},
+                {"InstanceTypeId": "ecs.g7.large", "GPUAmount": None, "GPUSpec": None},
+                {"InstanceTypeId": "ecs.gn7-c12g1.3xlarge", "GPUAmount": "many", "GPUSpec": "NVIDIA A100"},
+                {"GPUAmount": 1, "GPUSpec": "NVIDIA T4"},
+            ]
+        },
+    }  # fmt: skip
+    api = AliyunApi(_Answers(body), "id", "secret")
+    specs = api.gpu_specs()
+    assert list(specs) == ["ecs.gn7i-c8g1.2xlarge"]
+    assert (specs["ecs.gn7i-c8g1.2xlarge"].gpu_count, specs["ecs.gn7i-c8g1.2xlarge"].gpu_memory_gb) == (
+        1,
+        None,
+    )
+    assert len(api.left_out) == 2 and "GPUAmount 'many'" in api.left_out[0]
+
+
+def test_spot_rows_with_null_or_string_prices():
+    from scrapers.aliyun_api import AliyunApi
+
+    rows = [
+        {"ZoneId": "cn-shenzhen-a", "Timestamp": "2026-11-30T01:00:00Z", "SpotPrice": "2.10"},
+        {"ZoneId": "cn-shenzhen-b", "Timestamp": "2026-11-30T01:00:00Z", "SpotPrice": None},
+        {"ZoneId": "cn-shenzhen-c", "Timestamp": "2026-11-30T01:00:00Z", "SpotPrice": "soon"},
+        {"Timestamp": "2026-11-30T01:00:00Z", "SpotPrice": 1.0},
+    ]
+    api = AliyunApi(_Answers({"SpotPrices": {"SpotPriceType": rows}}), "id", "secret")
+    assert api.spot_prices("cn-shenzhen", "ecs.gn7i-c8g1.2xlarge") == {"cn-shenzhen-a": Decimal("2.10")}
+    assert len(api.left_out) == 2 and "SpotPrice: price 'soon' is not a number" in api.left_out[0]

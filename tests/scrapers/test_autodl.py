@@ -57,7 +57,7 @@ def test_catalogue_and_regions():
 
 
 def test_documented_item_uses_the_current_sku_price():
-    machines, total = parse_search_page(_page([ITEM], 3194), "payg")
+    machines, total, _ = parse_search_page(_page([ITEM], 3194), "payg")
     (m,) = machines
     assert (m.gpu_name, m.region, m.gpus, m.idle, m.price_li, total) == (
         "RTX 4090",
@@ -94,7 +94,6 @@ def test_bad_prices_fail_the_page(price, match):
         (b"<html><body>login</body></html>", "not JSON"),
         (_fx("authorize_failed.json"), "log in again and refresh AUTODL_TOKEN"),
         (b'{"code": "Success", "data": {"items": []}}', "no data.list"),
-        (_page([{k: v for k, v in ITEM.items() if k != "gpu_name"} | {"gpuName": "RTX 4090"}], 1), "lacks"),
         (b'{"code": "InternalError", "msg": "busy", "data": null}', "InternalError"),
     ],
 )
@@ -105,7 +104,12 @@ def test_changed_or_refused_search_answers(payload, match):
 
 def test_aggregate_min_median_and_availability_per_gpu_and_region():
     items = [
-        _item(machine_sku_info=[{"type": "daily", "current_price": li}], gpu_idle_num=idle, gpu_number=8)
+        _item(
+            machine_sku_info=[{"type": "daily", "current_price": li}],
+            gpu_idle_num=idle,
+            gpu_order_num=idle,
+            gpu_number=8,
+        )
         for li, idle in ((60000, 0), (48000, 2), (52000, 0), (70000, 1))
     ]
     items.append(_item(region_sign="beijing-A", region_name="北京A区", gpu_idle_num=0, gpu_number=4,
@@ -223,3 +227,46 @@ def test_mode():
     assert AutodlScraper().mode({}).unlock_env == ("AUTODL_TOKEN",)
     assert AutodlScraper().mode({"AUTODL_TOKEN": TOKEN}).mode == "account"
     assert TOKEN not in repr(AutodlScraper().mode({"AUTODL_TOKEN": TOKEN}))
+
+
+def test_idle_but_not_orderable_is_sold_out_and_stored_as_such():
+    """The documented item: gpu_idle_num 3, gpu_order_num 0 (providers.md §4.1: order_num = rentable now)."""
+    (m,), _, _ = parse_search_page(_page([ITEM], 1), "payg")
+    assert (m.idle, m.orderable) == (3, 0)
+    offers = aggregate([m], "payg")
+    assert {(o.stock_status, o.idle_gpus, o.orderable_gpus) for o in offers} == {("sold_out", 3, 0)}
+
+
+def test_orderable_counts_sum_per_group_and_missing_counts_fall_back_to_idle():
+    items = [
+        _item(gpu_idle_num=3, gpu_order_num=1),
+        _item(gpu_idle_num=2, gpu_order_num="2"),  # a numeric string is read
+        {
+            k: v
+            for k, v in _item(region_sign="beijing-A", region_name="北京A区", gpu_idle_num=2).items()
+            if k != "gpu_order_num"
+        },
+        _item(region_sign="beijing-B", region_name="北京B区", gpu_idle_num=0, gpu_order_num=None),
+    ]
+    offers = {o.region: o for o in aggregate(parse_search_page(_page(items, 4), "payg")[0], "payg")}
+    assert (offers["west-B"].orderable_gpus, offers["west-B"].idle_gpus, offers["west-B"].stock_status) == (
+        3,
+        5,
+        "available",
+    )
+    assert (offers["beijing-A"].orderable_gpus, offers["beijing-A"].stock_status) == (None, "available")
+    assert offers["beijing-B"].stock_status == "sold_out"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"gpu_order_num": "many"}, "gpu_order_num 'many' is not a GPU count"),
+        ({"gpu_idle_num": -1}, "gpu_idle_num '-1' is not a GPU count"),
+        ({"gpu_name": None}, "lacks gpu_name"),
+    ],
+)
+def test_one_unreadable_machine_is_left_out_with_its_reason(change, reason):
+    machines, total, skipped = parse_search_page(_page([_item(**change), _item()], 2), "payg")
+    assert len(machines) == 1 and total == 2
+    assert len(skipped) == 1 and reason in skipped[0]

@@ -75,7 +75,7 @@ def test_connection_errors_are_retried_then_reported(rsps, make_client, clock):
     assert clock.sleeps == [1.0, 2.0]
     for _ in range(4):
         rsps.get(URL, body=requests.ReadTimeout("slow"))
-    with pytest.raises(ScrapeError, match="failed after 4 attempts: ReadTimeout"):
+    with pytest.raises(ScrapeError, match="failed after 4 attempts: timeout: connected, but no answer"):
         make_client().get(URL)
 
 
@@ -159,3 +159,131 @@ def test_no_network_without_mock(make_client):
     # responses.activate with nothing registered: any real request would be refused, proving isolation.
     with pytest.raises(ScrapeError):
         make_client(policy=HttpPolicy(max_retries=0, min_interval_s=0)).get("https://example.invalid/")
+
+
+# --- a network failure names its root cause and the URL actually requested ---------------------------
+
+
+def _loopback_server(behaviour):
+    """A TCP server on 127.0.0.1 doing ``behaviour(conn)`` with each connection; returns (port, stop)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(5)
+    stop = threading.Event()
+
+    def serve():
+        held = []
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                break
+            held.append(conn)
+            behaviour(conn)
+        for conn in held:
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def close():
+        stop.set()
+        server.close()
+
+    return server.getsockname()[1], close
+
+
+def _closed_port() -> int:
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    return port
+
+
+FAST = HttpPolicy(max_retries=1, min_interval_s=0, connect_timeout_s=2, read_timeout_s=0.3)
+
+
+def test_refused_names_the_mirror_url_not_the_real_host(make_client):
+    mirror = f"http://127.0.0.1:{_closed_port()}/mirror"
+    client = make_client(base_url=mirror, policy=FAST)
+    with pytest.raises(ScrapeError) as err:
+        client.get("https://cvm.tencentcloudapi.com/?Action=X")
+    text = str(err.value)
+    assert f"GET {mirror}/?Action=X failed after 2 attempts: refused" in text
+    assert "cvm.tencentcloudapi.com" not in text
+
+
+def test_tls_failure_is_named_tls():
+    port, close = _loopback_server(lambda conn: conn.sendall(b"HTTP/1.1 200 OK\r\n\r\nplain text, not TLS"))
+    try:
+        from scrapers.http import HttpClient
+
+        client = HttpClient("tencent", version="0", base_url=f"https://127.0.0.1:{port}", policy=FAST)
+        with pytest.raises(ScrapeError, match=rf"GET https://127.0.0.1:{port}/ failed after 2 attempts: TLS"):
+            client.get("https://cvm.tencentcloudapi.com/")
+    finally:
+        close()
+
+
+def test_read_timeout_is_named_timeout():
+    port, close = _loopback_server(lambda conn: None)  # accepts, never answers
+    try:
+        from scrapers.http import HttpClient
+
+        client = HttpClient("aliyun", version="0", base_url=f"http://127.0.0.1:{port}", policy=FAST)
+        with pytest.raises(ScrapeError, match="timeout: connected, but no answer within the read timeout"):
+            client.get("https://ecs.aliyuncs.com/")
+    finally:
+        close()
+
+
+def test_dns_failure_is_named_dns(rsps, make_client):
+    import socket
+
+    from urllib3.exceptions import MaxRetryError, NameResolutionError
+
+    resolution = NameResolutionError(
+        "ecs.aliyuncs.com", None, socket.gaierror(-2, "Name or service not known")
+    )
+    for _ in range(2):
+        rsps.get(URL, body=requests.ConnectionError(MaxRetryError(None, URL, resolution)))
+    with pytest.raises(
+        ScrapeError, match="failed after 2 attempts: DNS: the host name could not be resolved"
+    ):
+        make_client(policy=FAST).get(URL)
+
+
+@pytest.mark.parametrize(
+    ("exc", "cause"),
+    [
+        (requests.ConnectionError(ConnectionRefusedError(111, "Connection refused")), "refused"),
+        (requests.ConnectionError(ConnectionResetError(104, "Connection reset by peer")), "reset"),
+        (requests.exceptions.SSLError("certificate verify failed"), "TLS"),
+        (requests.ConnectTimeout("slow"), "timeout: no connection"),
+        (requests.ConnectionError("something else"), "connection: "),
+    ],
+)
+def test_network_cause_classifies(exc, cause):
+    from scrapers.http import network_cause
+
+    assert network_cause(exc).startswith(cause)
+
+
+def test_verbose_log_lists_each_request_without_secrets(rsps, make_client):
+    lines = []
+    rsps.get(URL, status=500, body="x" * 10)
+    rsps.get(URL, json={"ok": 1})
+    client = make_client(request_log=lines.append, secrets=("s3cr3t-token",))
+    client.get(URL, params={"Signature": "abc", "Token": "s3cr3t-token", "Action": "Describe"})
+    assert len(lines) == 2
+    first, second = lines
+    assert first.startswith("tencent: GET https://cvm.tencentcloudapi.com/?Signature=%2A%2A%2A")
+    assert "Action=Describe" in first and "-> HTTP 500, 10 bytes," in first and first.endswith(" s")
+    assert "-> HTTP 200, 9 bytes" in second
+    assert not any("s3cr3t-token" in line or "abc" in line for line in lines)

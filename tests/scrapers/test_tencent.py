@@ -195,21 +195,6 @@ def mutate(fn):
     [
         (mutate(lambda r: r.pop("InstanceTypeQuotaSet")), "no InstanceTypeQuotaSet"),
         (mutate(lambda r: r.__setitem__("InstanceTypeQuotaSet", {"a": 1})), "no InstanceTypeQuotaSet"),
-        (mutate(lambda r: r["InstanceTypeQuotaSet"][0].pop("Price")), "lacks one of"),
-        (
-            mutate(
-                lambda r: r["InstanceTypeQuotaSet"][0].__setitem__(
-                    "Prices", r["InstanceTypeQuotaSet"][0].pop("Price")
-                )
-            ),
-            "lacks one of",
-        ),
-        (
-            mutate(lambda r: r["InstanceTypeQuotaSet"][0]["Price"].__setitem__("UnitPrice", "8.68")),
-            "is a string",
-        ),
-        (mutate(lambda r: r["InstanceTypeQuotaSet"][0]["Price"].__setitem__("UnitPrice", -1)), "negative"),
-        (mutate(lambda r: r["InstanceTypeQuotaSet"][0].__setitem__("GpuCount", "one")), "not a GPU count"),
         (
             mutate(lambda r: r.__setitem__("Error", {"Code": "InvalidParameter", "Message": "m"})),
             "InvalidParameter",
@@ -217,9 +202,40 @@ def mutate(fn):
         ("not an object", "not an object"),
     ],
 )
-def test_malformed_payloads_raise(broken, message):
+def test_unreadable_responses_fail_the_region(broken, message):
     with pytest.raises(ScrapeError, match=message):
         list(parse_quota_set(broken, region="ap-beijing", source="s"))
+
+
+FIRST = BJ["Response"]["InstanceTypeQuotaSet"][0]["InstanceType"]
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        (mutate(lambda r: r["InstanceTypeQuotaSet"][0].pop("Price")), "lacks Price"),
+        (
+            mutate(
+                lambda r: r["InstanceTypeQuotaSet"][0].__setitem__(
+                    "Prices", r["InstanceTypeQuotaSet"][0].pop("Price")
+                )
+            ),
+            "lacks Price",
+        ),
+        (
+            mutate(lambda r: r["InstanceTypeQuotaSet"][0]["Price"].__setitem__("UnitPrice", "abc")),
+            "not a number",
+        ),
+        (mutate(lambda r: r["InstanceTypeQuotaSet"][0]["Price"].__setitem__("UnitPrice", -1)), "negative"),
+        (mutate(lambda r: r["InstanceTypeQuotaSet"][0].__setitem__("GpuCount", "one")), "GpuCount 'one'"),
+    ],
+)
+def test_one_unreadable_item_is_skipped_with_its_reason_and_the_rest_kept(broken, message):
+    items = list(parse_quota_set(broken, region="ap-beijing", source="s"))
+    skipped = [i for i in items if isinstance(i, Issue) and i.instance_type == FIRST]
+    assert len(skipped) == 1 and skipped[0].kind == "skipped" and message in skipped[0].message
+    whole = offers(parse_quota_set(BJ["Response"], region="ap-beijing", source="s"))
+    assert 0 < len(offers(items)) < len(whole)  # that one item's offers gone, the others kept
 
 
 def test_empty_list_is_no_offers_not_an_error():
@@ -255,3 +271,81 @@ def test_mode_reports_presence_only():
     account = scraper.mode(CREDS)
     assert account.mode == "account" and account.credentials_present
     assert "tencent-secret-key-xyz" not in repr(account)
+
+
+# --- documented shapes: nullable ItemPrice fields, prices as strings, GPU named in Externals ----------
+
+DOC = fixture_json("tencent", "DescribeZoneInstanceConfigInfos_nulls_strings.constructed.json")
+
+
+def test_null_price_fields_mean_not_applicable_and_strings_are_read():
+    items = list(parse_quota_set(DOC["Response"], region="ap-beijing", source="s"))
+    got = by_key(items)
+    t4 = got[("GN7.2XLARGE32", "on_demand", True)]
+    assert (t4.price, t4.tiers, t4.stock_status) == (Decimal("8.68"), (), "available")
+    assert ("GN7.2XLARGE32", "on_demand", False) not in got  # UnitPriceDiscount null: no discounted offer
+    a10 = got[("PNV4.7XLARGE116", "monthly", True)]
+    assert (a10.price, a10.gpu_name, a10.stock_status) == (Decimal("5200.00"), "NVIDIA A10", "low")
+    assert got[("PNV4.7XLARGE116", "monthly", False)].price == Decimal("4680.00")
+    assert ("PNV4.7XLARGE116", "yearly", True) not in got  # OriginalPriceOneYear null
+
+
+def test_a_junk_price_skips_that_item_only_with_a_counted_reason():
+    items = list(parse_quota_set(DOC["Response"], region="ap-beijing", source="s"))
+    skipped = {i.instance_type: i.message for i in items if isinstance(i, Issue)}
+    assert "Price.UnitPrice: price 'n/a' is not a number" in skipped["GT4.4XLARGE96"]
+    assert {o.instance_type for o in offers(items)} >= {
+        "GN7.2XLARGE32",
+        "PNV4.7XLARGE116",
+        "PNV6.32XLARGE1280",
+    }
+
+
+def test_status_category_beside_status_decides_stock():
+    got = by_key(parse_quota_set(DOC["Response"], region="ap-beijing", source="s"))
+    v100 = got[("HCCG5v.24XLARGE384", "on_demand", True)]
+    assert (v100.price, v100.stock_status) == (Decimal("155.48"), "sold_out")  # SELL + WithoutStock
+    assert got[("HCCG5v.24XLARGE384", "on_demand", False)].price == Decimal("93.29")
+
+
+def test_gpu_read_from_externals_before_remark_and_family_table():
+    items = list(parse_quota_set(DOC["Response"], region="ap-beijing", source="s"))
+    got = by_key(items)
+    h20 = got[("PNV6.32XLARGE1280", "on_demand", True)]
+    # Gpu and GpuCount are null: the count comes from "8 * NVIDIA H20" as well
+    assert (h20.gpu_name, h20.gpu_count, h20.extra["gpu_source"]) == ("NVIDIA H20", 8.0, "Externals.GPUDesc")
+    slice_ = got[("PNV6s.4XLARGE160", "on_demand", True)]
+    assert (slice_.gpu_name, slice_.extra["gpu_source"]) == ("NVIDIA H20", "Externals.GpuAttr.Type")
+    t4 = got[("GN7.2XLARGE32", "on_demand", True)]
+    assert t4.extra["gpu_source"] == "Remark" and t4.gpu_note is None
+    unknown = [i for i in items if isinstance(i, Issue) and i.instance_type == "GC50sg.12XLARGE192"]
+    assert len(unknown) == 1 and "Externals.GPUDesc, Externals.GpuAttr.Type, Remark" in unknown[0].message
+
+
+def test_family_table_fallback_says_what_could_not_be_read():
+    got = by_key(parse_quota_set(BJ["Response"], region="ap-beijing", source="s"))
+    a100 = got[("GT4.4XLARGE96", "on_demand", True)]
+    assert a100.extra["gpu_source"] == "family table"
+    assert "Externals.GPUDesc" in a100.gpu_note and "name no GPU" in a100.gpu_note
+
+
+def test_public_workbench_mode_reads_gpudesc(rsps, make_client):
+    zone = copy.deepcopy(DOC["Response"])
+    zone["InstanceTypeQuotaSet"] = [i for i in zone["InstanceTypeQuotaSet"] if i["Zone"] == "ap-beijing-7"]
+    rsps.post(
+        f"{WORKBENCH}/area/queryCvmRegion",
+        json={
+            "code": 0,
+            "data": {
+                "Response": {"RegionSet": [{"region": "ap-beijing", "zones": [{"zone": "ap-beijing-7"}]}]}
+            },
+        },
+    )
+    rsps.post(f"{WORKBENCH}/api", json={"code": 0, "data": {"Response": zone}})
+    result = collect(TencentScraper(), make_client(), ProviderSettings(regions=("ap-beijing",)))
+    assert result.status == "ok"
+    assert {(o.instance_type, o.gpu_name, o.gpu_count) for o in result.offers} == {
+        ("PNV6.32XLARGE1280", "NVIDIA H20", 8.0),
+        ("PNV6s.4XLARGE160", "NVIDIA H20", 1.0),
+    }
+    assert [i.instance_type for i in result.skipped] == ["GC50sg.12XLARGE192"]

@@ -53,18 +53,37 @@ def test_get_table_maps_periods_and_regions_exactly():
     assert skipped == {}
 
 
-@pytest.mark.parametrize(
-    "price, match",
-    [("-1", "negative"), ("abc", "not a number"), (None, "not a number"), ("9999999", "absurd")],
-)
-def test_get_table_rejects_bad_prices(price, match):
+def _table(price):
     row = {
         "ConfigurationCode": "ecs.gni2.3xlarge",
         "ChargeItemCode": "ecs.gni2_3xlarge_cn-beijing",
         "PriceInfoList": [{"Period": "hourly", "Times": 1, "Price": price}],
     }
-    with pytest.raises(ScrapeError, match=match):
-        parse_get_table(json.dumps({"Result": {"TableList": [{"Rows": [row]}]}}).encode())
+    return json.dumps({"Result": {"TableList": [{"Rows": [row]}]}}).encode()
+
+
+def test_get_table_rejects_an_absurd_price():  # a unit change would touch every row: the table fails
+    with pytest.raises(ScrapeError, match="absurd"):
+        parse_get_table(_table("9999999"))
+
+
+@pytest.mark.parametrize(
+    "price, reason",
+    [
+        ("-1", "negative"),
+        ("abc", "not a number"),
+        (None, "no price in the calculator (null)"),
+        (True, "not a number"),
+    ],
+)
+def test_get_table_skips_one_unreadable_price_with_its_reason(price, reason):
+    rows, skipped = parse_get_table(_table(price))
+    assert rows == [] and reason in skipped["ecs.gni2.3xlarge cn-beijing on_demand"]
+
+
+def test_get_table_reads_numbers_and_strings_alike():
+    assert [r.price for r in parse_get_table(_table(12.5))[0]] == [Decimal("12.5")]
+    assert [r.price for r in parse_get_table(_table("12.50"))[0]] == [Decimal("12.50")]
 
 
 def test_get_table_skips_zero_and_unknown_periods_with_reasons():
@@ -240,3 +259,18 @@ def test_gpu_named_in_the_template_is_priced_without_an_account():
         2.0,
         "calculator template",
     )
+
+
+@responses.activate
+def test_account_run_reports_a_gpu_memory_size_that_fits_no_unit():
+    responses.get(OPENAPI_URL, body=_fx("describe_instance_types_memory_units.constructed.json"))
+    responses.get(PRICING_PAGE_URL, status=404, body="<html>not found</html>")
+    _register_calculator(ECS_TEMPLATE_CODE, "list_template_gpu.json", "get_table_gpu.json")
+    offers, issues = _run(ProviderSettings(regions=("cn-beijing",), credentials=KEYS))
+    a10 = [o for o in offers if o.instance_type == "ecs.gni2.3xlarge"]
+    assert a10 and all(o.gpu_memory_gb is None for o in a10)
+    assert "matches no memory size of NVIDIA A10" in a10[0].gpu_note
+    warnings = {i.instance_type: i.message for i in issues if i.kind == "warning"}
+    assert "Memory.Size 12345" in warnings["ecs.gni2.3xlarge"]
+    assert "read as GB it would be L20-48GB" in warnings["ecs.gni3.16xlarge"]
+    assert "ecs.gni3.8xlarge" not in warnings  # 49,152 MiB = 48 GiB fits an L20

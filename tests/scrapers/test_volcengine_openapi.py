@@ -139,17 +139,20 @@ def test_parse_instance_types_error_names_the_fix():
     [
         (b"<html>login</html>", "not JSON"),
         (b'{"Result": {}}', "no Result.InstanceTypes"),
-        (b'{"Result": {"InstanceTypes": [{"Gpu": {}}]}}', "no InstanceTypeId"),
-        (
-            b'{"Result": {"InstanceTypes": [{"InstanceTypeId": "ecs.x.y", '
-            b'"Gpu": {"GpuDevices": [{"Count": 2}]}}]}}',
-            "without a ProductName",
-        ),
     ],
 )
 def test_parse_instance_types_rejects_changed_shapes(payload, match):
     with pytest.raises(ScrapeError, match=match):
         parse_instance_types(payload)
+
+
+def test_entries_without_id_or_gpu_name_are_left_out_not_fatal():
+    payload = (
+        b'{"Result": {"InstanceTypes": [{"Gpu": {}}, {"InstanceTypeId": "ecs.x.y", '
+        b'"Gpu": {"GpuDevices": [{"Count": 2, "ProductName": null}]}}, {"InstanceTypeId": "ecs.c3a.large"}]}}'
+    )
+    specs, _ = parse_instance_types(payload)
+    assert specs == {"ecs.c3a.large": None}  # ecs.x.y left out: priced only if documented, else skipped
 
 
 def _client() -> HttpClient:
@@ -180,3 +183,18 @@ def test_describe_instance_types_stops_on_a_repeating_token():
     with pytest.raises(ScrapeError, match="NextToken repeats"):
         describe_instance_types(_client(), Credentials("AKTEST", "SKSECRET"))
     assert len(responses.calls) == 2
+
+
+def test_gpu_memory_size_unit_is_checked_against_the_model_not_guessed():
+    """Memory.Size of a GPU device has no documented unit: MiB is used only where it fits the model."""
+    specs, token = parse_instance_types(_page("describe_instance_types_memory_units.constructed.json"))
+    assert token == ""
+    l20 = specs["ecs.gni3.8xlarge"]
+    assert (l20.name, l20.count, l20.memory_gb, l20.memory_note) == ("NVIDIA L20", 1.0, 48.0, None)
+    as_gb = specs["ecs.gni3.16xlarge"]  # "48": 48 GB, or 48 MiB? reported, not guessed
+    assert as_gb.count == 2.0 and as_gb.memory_gb is None
+    assert "read as GB it would be L20-48GB" in as_gb.memory_note
+    h20 = specs["ecs.hpcpni3ln.45xlarge"]  # Size null: no memory, no complaint
+    assert (h20.count, h20.memory_gb, h20.memory_note) == (8.0, None, None)
+    odd = specs["ecs.gni2.3xlarge"]
+    assert odd.memory_gb is None and "matches no memory size of NVIDIA A10" in odd.memory_note

@@ -1,0 +1,51 @@
+"""The calibration table (docs/calibration.md) is recomputed from the published cases and must hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.calibration import (
+    DECODE,
+    MEMORY,
+    RUNS,
+    decode_rows,
+    median_ratio,
+    memory_rows,
+    run_rows,
+    updated_doc,
+)
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "calibration.md"
+
+
+def test_pretraining_gpu_hours_within_1_3_at_the_median_and_1_6_everywhere():
+    rows = run_rows()
+    assert len(rows) == len(RUNS) >= 20
+    assert 1 / 1.3 <= median_ratio(rows) <= 1.3
+    for r in rows:
+        assert 1 / 1.6 <= r["ratio"] <= 1.6, r
+    # The set spans the generations, MoE and FP8 it calibrates.
+    assert {r["gpu"] for r in rows} >= {"A100-80GB", "A100-40GB", "H100-80GB", "H800-80GB"}
+    assert any("MoE" in r["case"] for r in rows) and any("FP8" in r["case"] for r in rows)
+
+
+def test_memory_within_1_5_moe_included():
+    rows = memory_rows()
+    assert len(rows) == len(MEMORY)
+    for r in rows:
+        assert 1 / 1.5 <= r["ratio"] <= 1.5, r
+    assert any(c.model in ("mixtral-8x7b", "deepseek-v2") for c in MEMORY)
+
+
+def test_decode_speed_within_1_3_on_one_and_several_gpus():
+    rows = decode_rows()
+    assert len(rows) == len(DECODE) >= 10
+    for r in rows:
+        assert 1 / 1.3 <= r["ratio"] <= 1.3, r
+    assert {c.gpus for c in DECODE} == {1, 2, 4}  # the collectives' latency is calibrated too
+    assert {r["bound"] for r in rows} == {"latency", "memory bandwidth"}
+
+
+def test_docs_table_is_the_recomputed_one():
+    doc = DOC.read_text(encoding="utf-8")
+    assert updated_doc(doc) == doc, "out of date: python -m planner.calibration --write docs/calibration.md"
