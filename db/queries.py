@@ -616,6 +616,7 @@ def export_rows(
             stock.c.stock_status,
             stock.c.idle_gpus,
             stock.c.total_gpus,
+            stock.c.orderable_gpus,
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .outerjoin(

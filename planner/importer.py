@@ -71,7 +71,15 @@ COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 # hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
 # marketplace's median listing, and the stock seen with the price (kept for the newest row of each
 # instance and billing mode: the database keeps one stock row per instance, billing mode and run).
-LOSSLESS_COLUMNS = ("gpu_note", "tiers", "median_price", "stock_status", "idle_gpus", "total_gpus")
+LOSSLESS_COLUMNS = (
+    "gpu_note",
+    "tiers",
+    "median_price",
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "orderable_gpus",
+)
 EXPORT_COLUMNS = COLUMNS + LOSSLESS_COLUMNS
 MAX_FIELD_CHARS = 500
 BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
@@ -469,9 +477,9 @@ class _RowReader:
         known = self.stock.get((offer.key, offer.billing))
         if known is None or known.observed_at <= observed_at:
             assert offer.stock is not None
-            status, idle, total = offer.stock
+            status, idle, total, orderable = offer.stock
             self.stock[(offer.key, offer.billing)] = AvailabilityRow(
-                offer.key, offer.billing, observed_at, status, idle, total
+                offer.key, offer.billing, observed_at, status, idle, total, orderable
             )
 
 
@@ -512,7 +520,8 @@ class _Offer:
         self.text, self.price, self.cny = text, price, cny  # the last price seen, as written and checked
         self.tiers: str | None = None  # as stored in prices.tiers
         self.median: Decimal | None = None
-        self.stock: tuple[str | None, int | None, int | None] | None = None  # status, idle, total GPUs
+        # status, idle, total and orderable GPUs
+        self.stock: tuple[str | None, int | None, int | None, int | None] | None = None
 
 
 def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo over a checking function
@@ -576,14 +585,18 @@ def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_c
     return json.dumps([[hour, str(p)] for hour, p in checked]) if checked else None
 
 
-def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | None] | None:
-    """(status, idle GPUs, total GPUs) from the stock columns; None when the row says nothing of stock."""
+def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | None, int | None] | None:
+    """(status, idle, total, orderable GPUs) from the stock columns; None when the row says nothing of
+    stock."""
     status = (record.get("stock_status") or "").strip() or None
     if status is not None and status not in STORED_STOCK:
         raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STORED_STOCK)}")
     idle = _optional_int(record.get("idle_gpus"), "idle_gpus")
     total = _optional_int(record.get("total_gpus"), "total_gpus")
-    return None if status is None and idle is None and total is None else (status, idle, total)
+    orderable = _optional_int(record.get("orderable_gpus"), "orderable_gpus")
+    if status is None and idle is None and total is None and orderable is None:
+        return None
+    return status, idle, total, orderable
 
 
 def _optional_int(value: str | None, column: str) -> int | None:
