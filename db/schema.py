@@ -14,11 +14,16 @@ serves "everything for one GPU model".
 AutoDL idle and total GPUs), one row per run, instance and billing mode. It is a table of its own, not
 columns on ``prices``, because stock changes by the hour while a price is kept once a day: a second
 refresh on the same day adds no price but does record how many GPUs are idle now.
+
+``alert_state`` (since 0004) remembers which offers hold each alert rule's condition, so an alert fires
+once when its condition starts to hold and again only after it stopped, and which channels still owe
+the message (``pending``): written before anything is sent, so a failed or killed channel loses nothing.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     Column,
     Date,
     DateTime,
@@ -35,7 +40,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 
 metadata = MetaData()
 
@@ -129,4 +134,22 @@ availability = Table(
     UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
     # "history for one GPU model over N days" reads this index.
     Index("ix_availability_instance_day", "instance_id", "observed_on"),
+)
+
+alert_state = Table(
+    "alert_state",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    # The rule's name in the config and the offer it is about ("autodl/west-B/RTX4090-24GB/on_demand").
+    Column("rule", String(64), nullable=False),
+    Column("offer_key", String(320), nullable=False),
+    # False once the condition stopped holding while a channel still owed the message.
+    Column("holding", Boolean, nullable=False),
+    Column("holding_since", DateTime, nullable=False),
+    Column("fired_at", DateTime, nullable=False),
+    # JSON list of the channel names that have not yet delivered this firing; [] when all did.
+    Column("pending", Text, nullable=False),
+    # JSON of the offer and the reason as fired, so a late delivery says what was true then.
+    Column("detail", Text, nullable=False),
+    UniqueConstraint("rule", "offer_key", name="uq_alert_state_rule_offer"),
 )

@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tco": ("planner.commands.workload", "tco", "Rent against buy: total cost and break-even."),
     "report": ("planner.commands.report", "report", "Write CSV price reports, optionally e-mail them."),
     "schedule": ("planner.commands.schedule", "schedule", "Run the nightly refresh and report."),
+    "alerts": ("planner.commands.alerts", "alerts", "Alerts when a GPU gets cheap or comes free."),
 }
 
 

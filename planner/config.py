@@ -28,6 +28,10 @@ DATA_DIR_ENV = "PLANNER_DATA_DIR"
 # Environment variables that override one setting each.
 ENV_SETTINGS: dict[str, tuple[str, str]] = {DATABASE_URL_ENV: ("database", "url")}
 
+# Settings whose shape the alerts check (planner.alerts.rules): a list of [[alerts]] rules and a table
+# of [channels.NAME] tables, each free to name its own entries.
+FREE_FORM = frozenset({"alerts", "channels"})
+
 # The numbers a setting may take, inclusive: dotted name -> (lowest, highest). ``*`` stands for any one
 # name (a provider, a currency). A value outside (or NaN) is refused when the file is read, so a typo
 # never surfaces at 02:00 as "every provider timed out" or a traceback.
@@ -144,6 +148,8 @@ def _check_layer(
 ) -> None:
     for key, value in layer.items():
         where = f"{prefix}{key}"
+        if not prefix and key in FREE_FORM:
+            continue  # checked, with the rule's name in every message, by planner.alerts.rules
         if key not in defaults:
             near = difflib.get_close_matches(key, list(defaults), n=1)
             hint = f"did you mean {prefix}{near[0]}?" if near else "see the documented config.toml"

@@ -285,6 +285,7 @@ def run_job(
     try:
         with refresh_lock(app.engine(), holder=holder):
             summary = refresh(app)
+            alerts_step(app)
     except LockBusy as err:
         log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
         return err.exit_code
@@ -309,6 +310,7 @@ def run_job(
     except Exception:
         log.exception("report crashed")
         report_code = 1
+    summary_step(app)
     code = max(refresh_code, report_code)
     log.info("job finished with exit code %d", code)
     return code
@@ -344,9 +346,15 @@ def make_scheduler(trigger: Any, timezone: str, grace_s: int, job: Callable[[], 
 
 
 def run_scheduler(
-    trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any], poll_s: float = 0.5
+    trigger: Any,
+    timezone: str,
+    grace_s: int,
+    job: Callable[[], Any],
+    poll_s: float = 0.5,
+    stock: tuple[float, Callable[[], Any]] | None = None,
 ) -> None:
-    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT.
+    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT (and ``stock``, (seconds,
+    job), every so many seconds: ``add_stock_job``).
 
     The first signal stops scheduling and lets a running job finish; a second one exits at once.
     The main thread only waits for signals while the scheduler works in its own thread (rather than
@@ -355,6 +363,8 @@ def run_scheduler(
     the handler only records the signal and the main thread stops the scheduler.
     """
     scheduler, _ = make_scheduler(trigger, timezone, grace_s, job)
+    if stock is not None:
+        add_stock_job(scheduler, *stock)
     received: list[int] = []
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -379,3 +389,103 @@ def run_scheduler(
         for s, handler in previous.items():
             signal.signal(s, handler)
     log.info("scheduler stopped")
+
+
+# --- alerts and the stock refresh between nights (planner.alerts) ---------------------------------
+
+STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes would not be polite
+STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
+
+
+def alerts_step(app: Any) -> None:
+    """Check the [[alerts]] rules after a refresh (inside the refresh lock); never raises."""
+    from planner.alerts.check import after_refresh
+
+    after_refresh(app.engine(), app.config, log.info, log.warning)
+
+
+def summary_step(app: Any) -> None:
+    """Send the report's summary to [schedule] report_channels, if any; never raises."""
+    if not app.config.section("schedule").get("report_channels"):
+        return
+    try:
+        from planner.alerts.digest import send_digest
+        from planner.providers import PROVIDERS
+        from planner.report import report_day
+        from reports.build import build_report
+
+        engine = app.engine()
+        report = build_report(engine, report_day(app.config), known_providers=PROVIDERS, chart=False)
+        for d in send_digest(engine, app.config, report):
+            if d.ok:
+                log.info("summary: sent to %s (%s)", d.channel, d.kind)
+            else:
+                log.error("summary: %s (%s) failed: %s", d.channel, d.kind, d.error)
+    except PlannerError as err:
+        log.error("summary not sent: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+    except Exception:
+        log.exception("summary crashed")
+
+
+def every_seconds(text: str) -> int | None:
+    """``"1h"`` -> 3600, ``"30m"`` -> 1800, ``""`` -> None (off); UsageError for anything else."""
+    import re
+
+    text = text.strip().lower()
+    if not text:
+        return None
+    found = re.fullmatch(r"(\d+)\s*(m|min|h|hour|hours)", text)
+    if not found:
+        raise UsageError(f"[schedule] stock_every {text!r} is not a duration", hint=STOCK_EVERY_HINT)
+    seconds = int(found.group(1)) * (60 if found.group(2).startswith("m") else 3600)
+    if not STOCK_EVERY_MIN_S <= seconds <= 86400:
+        raise UsageError(f"[schedule] stock_every {text!r} is out of range", hint=STOCK_EVERY_HINT)
+    return seconds
+
+
+def stock_providers(config: Any) -> list[str]:
+    """[schedule] stock_providers as canonical names; UnknownNameError for a typo."""
+    from planner.providers import canonical_provider
+
+    return [canonical_provider(p) for p in config.section("schedule").get("stock_providers", [])]
+
+
+def run_stock_job(app: Any, holder: str = "planner schedule (stock)") -> int:
+    """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then check the
+    alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
+    from planner.refresh import run_refresh
+
+    names = stock_providers(app.config)
+    log.info("stock job: refreshing %s", ", ".join(names))
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            summary = run_refresh(
+                app.engine(), app.config, names, progress=lambda line: log.info("stock: %s", line)
+            )
+            alerts_step(app)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this stock run", err.holder)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("stock refresh failed: %s", err.message)
+        return err.exit_code
+    except Exception:
+        log.exception("stock refresh crashed")
+        return 1
+    return summary.exit_code
+
+
+def add_stock_job(scheduler: Any, every_s: float, job: Callable[[], Any]) -> Any:
+    """Run ``job`` every ``every_s`` seconds beside the nightly job (same single worker: never both at
+    once); a run missed while another job ran is skipped, not queued."""
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    return scheduler.add_job(
+        job,
+        IntervalTrigger(seconds=every_s, timezone=scheduler.timezone),
+        id="stock-refresh",
+        name="stock and price refresh",
+        coalesce=True,
+        max_instances=1,
+        misfire_grace_time=60,
+    )

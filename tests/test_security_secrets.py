@@ -282,3 +282,80 @@ def test_an_smtp_server_echoing_the_password_does_not_leak_it(run_cli, tmp_path,
         )
     assert result.exit_code == 1 and "refused the login" in result.stderr
     assert not leaks(result.output), result.output
+
+
+def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_path, monkeypatch):
+    """Alerts: robots that echo their key, token and secret into error answers; every command's output,
+    the runs and the database are scanned for the webhook URLs' keys and the signing secrets."""
+    import datetime as dt
+
+    from db import store
+    from tests.test_alerts_channels import (
+        DING_SECRET,
+        DING_TOKEN,
+        FEISHU_HOOK,
+        FEISHU_SECRET,
+        WECOM_KEY,
+        RobotServer,
+    )
+    from tests.test_alerts_replay import AFTER, BEFORE, CONFIG
+
+    webhook_secrets = {
+        "WECOM_KEY": WECOM_KEY,
+        "DING_TOKEN": DING_TOKEN,
+        "DING_SECRET": DING_SECRET,
+        "FEISHU_HOOK": FEISHU_HOOK,
+        "FEISHU_SECRET": FEISHU_SECRET,
+    }
+    robots = RobotServer()
+    echoed = (
+        f"key={WECOM_KEY} access_token={DING_TOKEN} secret={DING_SECRET} hook={FEISHU_HOOK} {FEISHU_SECRET}"
+    )
+    robots.script += [(200, {"errcode": 93000, "errmsg": echoed}), (500, echoed.encode())]
+    robots.script += [(200, {"errcode": 310000, "errmsg": echoed}), (200, {"code": 19021, "msg": echoed})]
+    env = {
+        "PLANNER_WEBHOOK_TEAM": robots.wecom_url,
+        "PLANNER_WEBHOOK_DING": robots.dingtalk_url,
+        "PLANNER_WEBHOOK_DING_SECRET": DING_SECRET,
+        "PLANNER_WEBHOOK_FS": robots.feishu_url,
+        "PLANNER_WEBHOOK_FS_SECRET": FEISHU_SECRET,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = tmp_path / "alerts.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    written: dict[str, str] = {}
+    steps = [
+        (dt.datetime(2026, 12, 1, 2), ["refresh", "--from-raw", str(BEFORE), "--provider", "autodl"]),
+        (dt.datetime(2026, 12, 2, 2), ["refresh", "--from-raw", str(AFTER), "--provider", "autodl"]),
+        (None, ["alerts", "check", "--format", "json"]),
+        (None, ["alerts", "check"]),
+        (None, ["alerts", "list"]),
+        (None, ["alerts", "list", "--format", "json"]),
+        (None, ["alerts", "test", "ding"]),
+        (None, ["alerts", "test", "fs", "--format", "json"]),
+        (None, ["runs", "--format", "json", "--limit", "100"]),
+        (None, ["runs"]),
+    ]
+    try:
+        for when, args in steps:
+            if when is not None:
+                monkeypatch.setattr(store, "utcnow", lambda when=when: when)
+            result = run_cli("--config", str(config), *args)
+            assert "Traceback" not in result.output, (args, result.output)
+            written[f"{' '.join(args)}: stdout"] = result.stdout
+            written[f"{' '.join(args)}: stderr"] = result.stderr
+    finally:
+        robots.close()
+    assert robots.script == [] and len(robots.requests) >= 7, "the echoing answers were all used"
+    assert "failed" in written[f"{' '.join(steps[1][1])}: stderr"]
+    written["database"] = database_text(db_url)
+    leaked = {
+        where: [
+            n
+            for n, v in webhook_secrets.items()
+            if any(v[i : i + WINDOW] in text for i in range(len(v) - WINDOW + 1))
+        ]
+        for where, text in written.items()
+    }
+    assert not {w: n for w, n in leaked.items() if n}, leaked

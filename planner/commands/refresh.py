@@ -47,16 +47,18 @@ OUTCOME_COLUMNS = (
     metavar="DIR",
     help="Replay a folder written by --save-raw instead of the network.",
 )
+@click.option("--no-alerts", is_flag=True, help="Do not check the [[alerts]] rules after refreshing.")
 @format_option
 @verbose_option
 @click.pass_obj
-def refresh(app, providers, save_raw, from_raw, fmt, verbose) -> None:  # noqa: ANN001
+def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None:  # noqa: ANN001
     """Pull today's GPU prices from the providers into the database.
 
     Enabled providers run at the same time, each in its own run and transaction: one that fails,
     hangs or returns garbage stores nothing and keeps its last good prices. Progress goes to standard
     error, the summary to standard output. A second refresh on the same day adds no price (one per
-    instance, billing mode and day) but records availability again.
+    instance, billing mode and day) but records availability again. Then the [[alerts]] rules are
+    checked (`planner alerts`); a failing channel never changes the exit code.
 
     Exit code: 0 when every provider ended ok, partial (some regions failed, the rest stored) or
     skipped (disabled, or nothing to replay); 1 when any provider failed; 75 when another refresh
@@ -75,6 +77,10 @@ def refresh(app, providers, save_raw, from_raw, fmt, verbose) -> None:  # noqa: 
     from planner.refresh import run_refresh
 
     names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
+    if not no_alerts:
+        from planner.alerts.rules import load_rules
+
+        load_rules(app.config)  # so is a bad alert rule
     engine = app.engine()
     with refresh_lock(engine, holder="planner refresh"):  # one refresh at a time, the scheduler's too
         summary = run_refresh(
@@ -86,6 +92,10 @@ def refresh(app, providers, save_raw, from_raw, fmt, verbose) -> None:  # noqa: 
             progress=lambda line: click.echo(line, err=True),
             request_log=(lambda line: click.echo(f"http: {line}", err=True)) if verbose else None,
         )
+        if not no_alerts:
+            from planner.alerts.check import after_refresh
+
+            after_refresh(engine, app.config, lambda line: click.echo(line, err=True))
     if fmt == "json":
         click.echo(dumps_json(summary.to_dict()))
     elif fmt == "csv":

@@ -27,8 +27,10 @@ from planner.output import dumps_json
 def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     """Refresh the prices and send the report on a schedule, in the foreground.
 
-    The job refreshes every enabled provider, then writes the report and, with [schedule] email =
-    true, e-mails it to [email] recipients. It runs on [schedule] cron (default '0 2 * * *', read as
+    The job refreshes every enabled provider, checks the [[alerts]] rules, then writes the report and,
+    with [schedule] email = true, e-mails it to [email] recipients (and its summary to [schedule]
+    report_channels). With [schedule] stock_every (e.g. "1h"), [schedule] stock_providers are also
+    refreshed that often between nights, under the same lock, each time followed by the alerts. It runs on [schedule] cron (default '0 2 * * *', read as
     crontab reads it) in [schedule] timezone (default Asia/Shanghai). One job at a time; runs missed
     while the machine slept are coalesced into one and still run within [schedule] misfire_grace_s.
     A refresh already running elsewhere (another scheduler, `planner refresh`) makes the job skip
@@ -47,10 +49,23 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     """
     from functools import partial
 
-    from planner.schedule import crontab_trigger, log_path, logging_to, refresh_step, run_job
+    from planner.alerts.rules import load_rules
+    from planner.schedule import (
+        crontab_trigger,
+        every_seconds,
+        log_path,
+        logging_to,
+        refresh_step,
+        run_job,
+        stock_providers,
+    )
 
     settings = app.config.section("schedule")
     trigger = crontab_trigger(settings["cron"], settings["timezone"])
+    stock_every_s = every_seconds(settings.get("stock_every", ""))  # mistakes show now, not at 02:00
+    if stock_every_s:
+        stock_providers(app.config)
+    load_rules(app.config)
     if once and show_list:
         raise click.UsageError("--once and --list do not go together")
     if show_list:
@@ -69,11 +84,21 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
             settings["timezone"],
             path,
         )
+        from planner.schedule import run_stock_job
+
+        stock = (stock_every_s, lambda: run_stock_job(app)) if stock_every_s else None
+        if stock:
+            log.info(
+                "stock refresh of %s every %s",
+                ", ".join(stock_providers(app.config)),
+                settings["stock_every"],
+            )
         run_scheduler(
             trigger,
             settings["timezone"],
             int(settings["misfire_grace_s"]),
             lambda: run_job(app, refresh=refresh),
+            stock=stock,
         )
 
 
@@ -94,6 +119,9 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
                     "recipients": recipients if settings["email"] else [],
                     "misfire_grace_s": settings["misfire_grace_s"],
                     "log_file": str(log_path(app.config)),
+                    "stock_every": settings.get("stock_every", ""),
+                    "stock_providers": list(settings.get("stock_providers", [])),
+                    "report_channels": list(settings.get("report_channels", [])),
                 }
             )
         )
@@ -108,5 +136,12 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
         mail = f"to {', '.join(recipients)}"
     else:
         mail = "on, but [email] recipients is empty: the report is only written to disk"
-    click.echo(f"Each run: refresh, then report; e-mail {mail}.")
+    click.echo(f"Each run: refresh, then alerts, then report; e-mail {mail}.")
+    if settings.get("stock_every"):
+        providers = ", ".join(settings.get("stock_providers", []))
+        click.echo(
+            f"Between runs: a stock and price refresh of {providers} every {settings['stock_every']}, then alerts."
+        )
+    if settings.get("report_channels"):
+        click.echo(f"The report's summary also goes to: {', '.join(settings['report_channels'])}.")
     click.echo(f"Log file: {log_path(app.config)}")

@@ -1,0 +1,42 @@
+"""Whether one offer meets one rule's condition, and why: pure functions of a rule and an offer."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from planner.alerts.offers import SOLD_OUT, AlertOffer
+from planner.alerts.rules import Rule, plain
+
+
+def reason(rule: Rule, offer: AlertOffer) -> str | None:
+    """A short sentence when ``offer`` meets ``rule``'s condition now, else None."""
+    price = offer.cny_per_gpu_hour
+    if rule.condition == "below_cny_per_gpu_hour":
+        limit = rule.below_cny_per_gpu_hour
+        assert limit is not None
+        return f"{price:.2f} CNY/GPU-h, under {plain(limit)}" if price < limit else None
+    if rule.condition == "drop_percent":
+        median, percent = offer.median_cny_per_gpu_hour, rule.drop_percent
+        assert percent is not None
+        if median is None or median <= 0:
+            return None
+        drop = (median - price) / median * Decimal(100)
+        if drop < percent:
+            return None
+        return f"{price:.2f} CNY/GPU-h, {drop:.0f}% under its {rule.window_days}-day median {median:.2f}"
+    if rule.condition == "idle_gpus_at_least":
+        wanted = rule.idle_gpus_at_least
+        assert wanted is not None
+        idle = offer.rentable_gpus  # idle and orderable: AutoDL lists idle GPUs it takes no order for
+        if idle is None or idle < wanted or offer.stock_status == SOLD_OUT:
+            return None
+        return f"{idle} GPUs idle (at least {wanted})"
+    if rule.condition == "back_in_stock":
+        if offer.previous_stock_status == SOLD_OUT and offer.orderable:
+            return f"back in stock ({offer.stock_text()}), sold out at the run before"
+        return None
+    if rule.condition == "new_offers":
+        return (
+            f"new at {offer.provider}: {offer.gpu_model} as {offer.instance_type}" if offer.is_new else None
+        )
+    raise ValueError(f"unknown condition {rule.condition!r}")

@@ -1,0 +1,87 @@
+"""The nightly report's summary as a short markdown message for the [schedule] report_channels: the
+cheapest offer per GPU model, the day's biggest price moves and the providers whose last refresh did
+not succeed, from the tables the report itself built (``reports.build.Report``). The CSV files stay on
+e-mail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from planner.alerts.channels import Delivery, Post, deliver
+from planner.alerts.message import MAX_BYTES, fit
+from planner.alerts.rules import load_channels
+
+TOP_MODELS = 10
+TOP_MOVES = 5
+PROBLEMS = ("failed", "partial", "running", "interrupted")
+
+
+def digest(report: Any) -> tuple[str, str]:
+    """(title, markdown) of the summary of ``report`` (a ``reports.build.Report``)."""
+    cheapest = report.tables["cheapest"]
+    changes = report.tables["changes"]
+    health = report.tables["health"]
+    title = f"planner: GPU prices {report.day.isoformat()}"
+    lines = [f"### {title}", "", "**Cheapest per GPU-hour**"]
+    for r in cheapest.head(TOP_MODELS).itertuples():
+        lines.append(
+            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {r.provider} {r.instance_type} "
+            f"({r.region}), {r.billing}"
+        )
+    if cheapest.empty:
+        lines.append("- no prices: run `planner refresh`")
+    lines += ["", "**Changes**"]
+    moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False)
+    for r in moves.head(TOP_MOVES).itertuples():
+        lines.append(
+            f"- {r.gpu_model} {r.provider} {r.instance_type} ({r.region}): {r.change_pct:+.1f}% "
+            f"({r.old_cny_per_gpu_hour:,.2f} -> {r.new_cny_per_gpu_hour:,.2f})"
+        )
+    lines.append(f"- {len(changes)} price change(s) in all" if len(changes) else "- no price changed")
+    failed = health[health["status"].isin(PROBLEMS)]
+    lines += ["", "**Providers**"]
+    if failed.empty:
+        lines.append("- every provider's last refresh succeeded")
+    for r in failed.itertuples():
+        lines.append(f"- {r.provider}: {r.status}")
+    return title, "\n".join(lines) + "\n"
+
+
+def send_digest(
+    engine: Any,
+    config: Any,
+    report: Any,
+    *,
+    env: Mapping[str, str] | None = None,
+    post: Post | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> list[Delivery]:
+    """Send the summary to every [schedule] report_channels channel; each recorded in ``scrape_runs``.
+    Raises ConfigError for a channel that is not configured."""
+    from planner.alerts.check import record_run
+    from planner.errors import ConfigError
+
+    names = list(config.section("schedule").get("report_channels", []))
+    if not names:
+        return []
+    channels = load_channels(config)
+    for name in names:
+        if name not in channels:
+            raise ConfigError(
+                f"[schedule] report_channels names {name!r}, which is not a [channels.{name}] table",
+                hint=f'add [channels.{name}] with kind = "wecom" (or dingtalk, feishu, email)',
+            )
+    title, text = digest(report)
+    deliveries = []
+    extra: dict[str, Any] = {"env": env, "post": post}
+    if sleep is not None:
+        extra["sleep"] = sleep
+    for name in names:
+        channel = channels[name]
+        delivery = deliver(channel, title, fit(text, MAX_BYTES[channel.kind]), config=config, **extra)
+        deliveries.append(delivery)
+        with engine.begin() as conn:
+            record_run(conn, delivery, what="the report's summary")
+    return deliveries

@@ -1,0 +1,67 @@
+"""The one message a check sends to a channel: every alert that fired, with the offers behind it.
+
+Markdown of the subset the three robots share (headings, bold, lists); e-mail gets the same text. Each
+platform caps a message (WeCom markdown 4,096 bytes, DingTalk 20,000, Feishu 30 KB for a card), so a
+long message is cut on a line boundary and says how many lines it left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# Bytes of UTF-8 a message may take per channel kind, a margin under each platform's documented cap.
+MAX_BYTES = {"wecom": 4000, "dingtalk": 19_000, "feishu": 28_000, "email": 1_000_000}
+MAX_OFFERS_PER_ALERT = 10
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One rule that fired, with each offer that made it fire (as stored in ``alert_state.detail``)."""
+
+    rule: str
+    description: str
+    offers: tuple[Mapping[str, Any], ...]  # AlertOffer.to_dict() plus "reason" and "fired_at"
+
+
+def render(firings: Sequence[Firing], kind: str) -> tuple[str, str]:
+    """(title, markdown) for ``kind``'s message."""
+    count = sum(len(f.offers) for f in firings)
+    title = f"planner: {len(firings)} GPU alert(s), {count} offer(s)"
+    lines = [f"### {title}", ""]
+    for firing in firings:
+        lines.append(f"**{firing.rule}**: {firing.description}")
+        for offer in firing.offers[:MAX_OFFERS_PER_ALERT]:
+            lines.append(f"- {offer_line(offer)}")
+        hidden = len(firing.offers) - MAX_OFFERS_PER_ALERT
+        if hidden > 0:
+            lines.append(f"- … and {hidden} more (`planner alerts list`)")
+        lines.append("")
+    return title, fit("\n".join(lines).rstrip() + "\n", MAX_BYTES.get(kind, 4000))
+
+
+def offer_line(offer: Mapping[str, Any]) -> str:
+    """``autodl west-B RTX4090-24GB on_demand: 1.88 CNY/GPU-h, stock 12/80 idle (reason)``."""
+    price = float(offer["cny_per_gpu_hour"])
+    line = (
+        f"{offer['provider']} {offer['region']} {offer['instance_type']} {offer['billing']}: "
+        f"{price:.2f} CNY/GPU-h, stock {offer.get('stock') or '-'}"
+    )
+    return line + (f" ({offer['reason']})" if offer.get("reason") else "")
+
+
+def fit(text: str, max_bytes: int) -> str:
+    """``text`` cut on a line boundary to at most ``max_bytes`` of UTF-8, saying what was left out."""
+    if len(text.encode("utf-8")) <= max_bytes:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode("utf-8")) + 1
+        if size > max_bytes - 80:  # room for the closing note
+            break
+        kept.append(line)
+    left_out = len(lines) - len(kept)
+    return "\n".join([*kept, f"… {left_out} more line(s): `planner alerts list` shows all"]) + "\n"

@@ -1,0 +1,216 @@
+"""``planner alerts``: check the alert rules now, list them with their state, test a channel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from planner.commands.options import format_option
+from planner.output import csv_text, dumps_json, money, short, table
+
+FIRED_COLUMNS = (
+    "rule",
+    "provider",
+    "region",
+    "instance_type",
+    "billing",
+    "cny_per_gpu_hour",
+    "stock",
+    "reason",
+    "channels",
+)
+
+
+@click.group()
+def alerts() -> None:
+    """Alerts when a GPU gets cheap or comes free, sent to e-mail, WeCom, DingTalk or Feishu.
+
+    Rules are [[alerts]] tables and destinations [channels.NAME] tables in the config (see
+    config.toml); webhook URLs and secrets come from PLANNER_WEBHOOK_<NAME> and
+    PLANNER_WEBHOOK_<NAME>_SECRET only. Alerts are checked after every refresh too.
+
+    \b
+    Examples:
+      planner alerts list
+      planner alerts check --dry-run
+      planner alerts test team
+    """
+
+
+@alerts.command()
+@click.option("--dry-run", is_flag=True, help="Show what would fire; record and send nothing.")
+@format_option
+@click.pass_obj
+def check(app, dry_run, fmt) -> None:  # noqa: ANN001
+    """Judge every rule on the latest prices and stock now, and send what fired.
+
+    An alert fires once when its condition starts to hold for an offer, and again only after it
+    stopped holding. Each channel gets at most one message listing every alert that fired; a channel
+    that fails keeps its alerts for the next check. Exit code 1 when a channel failed.
+
+    \b
+    Examples:
+      planner alerts check
+      planner alerts check --dry-run --format json
+    """
+    from planner.alerts.check import check_alerts
+    from planner.alerts.rules import load_rules
+    from planner.locks import refresh_lock
+
+    load_rules(app.config)  # a bad rule is a usage error before the database is opened
+    engine = app.engine()
+    if dry_run:
+        result = check_alerts(engine, app.config, dry_run=True)
+    else:
+        with refresh_lock(engine, holder="planner alerts check"):  # never beside a refresh's own check
+            result = check_alerts(engine, app.config)
+    if fmt == "json":
+        click.echo(dumps_json(result.to_dict()))
+    elif fmt == "csv":
+        click.echo(csv_text(result.to_dict()["fired"], FIRED_COLUMNS), nl=False)
+    else:
+        click.echo(_render_check(result))
+    click.get_current_context().exit(1 if result.failed else 0)
+
+
+def _render_check(result: Any) -> str:
+    from planner.alerts.check import summary_lines
+
+    lines = []
+    if result.fired:
+        rows = [
+            [
+                f.rule,
+                f.offer["provider"],
+                f.offer["region"],
+                short(f.offer["instance_type"], 28),
+                f.offer["billing"],
+                money(f.offer["cny_per_gpu_hour"]),
+                f.offer["stock"],
+                short(f.offer["reason"], 60),
+            ]
+            for f in result.fired
+        ]
+        headers = ["rule", "provider", "region", "instance", "billing", "CNY/GPU-h", "stock", "why"]
+        lines += [table(rows, headers, align_right=(5,)), ""]
+    holding = sum(result.holding.values())
+    verb = "would fire" if result.dry_run else "fired"
+    lines.append(
+        f"{len(result.fired)} alert(s) {verb}; {holding} offer(s) meet a rule now, "
+        f"{result.stopped} stopped meeting one."
+    )
+    lines += summary_lines(result)[1:]
+    if result.dry_run:
+        lines.append("Dry run: nothing recorded, nothing sent.")
+    elif not result.deliveries:
+        lines.append("Nothing to send.")
+    return "\n".join(lines)
+
+
+@alerts.command("list")
+@format_option
+@click.pass_obj
+def list_cmd(app, fmt) -> None:  # noqa: ANN001
+    """The alert rules, their channels and what the database remembers of each.
+
+    \b
+    Examples:
+      planner alerts list
+      planner alerts list --format json
+    """
+    import os
+
+    from planner.alerts.check import RuleState, rule_states
+    from planner.alerts.rules import load_channels, load_rules
+
+    channels = load_channels(app.config)
+    rules = load_rules(app.config, channels)
+    states = rule_states(app.engine()) if rules else {}
+    records = []
+    for rule in rules:
+        state = states.get(rule.name, RuleState())
+        records.append(
+            {
+                **rule.to_dict(),
+                "holding_offers": state.holding,
+                "pending_offers": state.pending,
+                "last_fired_at": state.last_fired_at,
+            }
+        )
+    channel_records = [
+        {
+            "name": c.name,
+            "kind": c.kind,
+            "url_env": None if c.kind == "email" else c.url_env,
+            "url_set": None if c.kind == "email" else bool(os.environ.get(c.url_env)),
+            "secret_env": None if c.kind in ("email", "wecom") else c.secret_env,
+            "secret_set": None if c.kind in ("email", "wecom") else bool(os.environ.get(c.secret_env)),
+        }
+        for c in channels.values()
+    ]
+    if fmt == "json":
+        click.echo(dumps_json({"rules": records, "channels": channel_records}))
+        return
+    if fmt == "csv":
+        columns = ["name", "gpu", "provider", "region", "billing", "condition", "description", "channels"]
+        columns += ["holding_offers", "pending_offers", "last_fired_at"]
+        click.echo(csv_text(records, columns), nl=False)
+        return
+    if not records and not channel_records:
+        click.echo("No alert rules. Add [[alerts]] and [channels.NAME] to your config (see config.toml).")
+        return
+    rows = [
+        [
+            r["name"],
+            r["description"],
+            ", ".join(r["channels"]) or "-",
+            str(r["holding_offers"]),
+            str(r["pending_offers"]),
+            f"{r['last_fired_at']:%Y-%m-%d %H:%M}" if r["last_fired_at"] else "never",
+        ]
+        for r in records
+    ]
+    click.echo(
+        table(rows, ["rule", "condition", "channels", "holding", "unsent", "last fired (UTC)"], (3, 4))
+    )
+    if channel_records:
+        click.echo("")
+        click.echo("Channels:")
+        for c in channel_records:
+            if c["kind"] == "email":
+                click.echo(f"  {c['name']}: email, through [email]")
+                continue
+            line = f"  {c['name']}: {c['kind']}, {c['url_env']} {'set' if c['url_set'] else 'NOT SET'}"
+            if c["secret_env"]:
+                line += f", {c['secret_env']} {'set' if c['secret_set'] else 'not set (unsigned)'}"
+            click.echo(line)
+
+
+@alerts.command()
+@click.argument("channel")
+@format_option
+@click.pass_obj
+def test(app, channel, fmt) -> None:  # noqa: ANN001
+    """Send a short test message to CHANNEL (a [channels.NAME] of the config).
+
+    Exit code 1 when it could not be sent; `planner runs` records the attempt either way.
+
+    \b
+    Examples:
+      planner alerts test team
+    """
+    from planner.alerts.check import send_test
+
+    delivery = send_test(app.engine(), app.config, channel)
+    if fmt == "json":
+        click.echo(dumps_json(delivery.to_dict()))
+    elif fmt == "csv":
+        click.echo(csv_text([delivery.to_dict()], list(delivery.to_dict())), nl=False)
+    elif delivery.ok:
+        click.echo(
+            f"Sent a test message to {delivery.channel} ({delivery.kind}) in {delivery.attempts} attempt(s)."
+        )
+    else:
+        click.echo(f"Error: {delivery.channel} ({delivery.kind}): {delivery.error}", err=True)
+    click.get_current_context().exit(0 if delivery.ok else 1)

@@ -1,0 +1,227 @@
+"""Alert rules and channels in the config: the documented shape is read; every mistake is one line
+naming the rule and the key; conditions judged as documented; the schedule's alert hooks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from decimal import Decimal
+
+import pytest
+
+from planner.alerts.conditions import reason
+from planner.alerts.offers import AlertOffer
+from planner.alerts.rules import load_channels, load_rules
+from planner.config import load_config
+from planner.errors import ConfigError, UsageError
+
+CHANNELS = '\n[channels.team]\nkind = "wecom"\n'
+
+
+def rules_of(tmp_path, text: str):
+    path = tmp_path / "c.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_rules(load_config(path, env={}, cwd=tmp_path))
+
+
+def test_the_documented_shape_is_read(tmp_path):
+    rules = rules_of(
+        tmp_path,
+        '[[alerts]]\nname = "cheap-h800"\ngpu = "H800"\nprovider = "AutoDL"\nbilling = "payg"\n'
+        'below_cny_per_gpu_hour = 9.0\nchannels = ["team"]\n'
+        '[[alerts]]\nname = "drop"\ngpu = "4090"\ndrop_percent = 10\n'
+        '[[alerts]]\nname = "new"\nnew_offers = true\n' + CHANNELS,
+    )
+    cheap, drop, new = rules
+    assert cheap.gpu_models == ("H800-80GB",) and cheap.provider == "autodl" and cheap.billing == "on_demand"
+    assert cheap.below_cny_per_gpu_hour == Decimal("9.0") and cheap.channels == ("team",)
+    assert cheap.describe() == "H800 autodl on_demand under 9 CNY/GPU-h"
+    assert drop.gpu_models == ("RTX4090-24GB",)  # no China variant unless named
+    assert drop.window_days == 7 and drop.channels == ()
+    assert new.gpu_models == () and new.describe() == "any GPU: new offers"
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ('name = "a"\ngpu = "H800"', "alert 'a': needs exactly one condition (it has none)"),
+        (
+            'name = "a"\ngpu = "H800"\nnew_offers = true\nback_in_stock = true',
+            "alert 'a': needs exactly one condition (it has back_in_stock, new_offers)",
+        ),
+        ('name = "a"\ngpu = "H900"\nnew_offers = true', "alert 'a': gpu 'H900': unknown GPU 'H900'"),
+        ('name = "a"\ngpu = "H800"\nprovider = "aliyn"\nnew_offers = true', "alert 'a': provider 'aliyn'"),
+        (
+            'name = "a"\ngpu = "H800"\nbillling = "payg"\nnew_offers = true',
+            "alert 'a': unknown key 'billling'",
+        ),
+        (
+            'name = "a"\ngpu = "H800"\nbelow_cny_per_gpu_hour = -1',
+            "alert 'a': below_cny_per_gpu_hour must be in",
+        ),
+        (
+            'name = "a"\ngpu = "H800"\nbelow_cny_per_gpu_hour = "9"',
+            "alert 'a': below_cny_per_gpu_hour must be a number",
+        ),
+        ('name = "a"\ngpu = "H800"\ndrop_percent = 120', "alert 'a': drop_percent must be in (0, 100)"),
+        ('name = "a"\ngpu = "H800"\ndrop_percent = 5\nwindow_days = 0', "alert 'a': window_days must be in"),
+        (
+            'name = "a"\ngpu = "H800"\nidle_gpus_at_least = 2.5',
+            "alert 'a': idle_gpus_at_least must be a whole number",
+        ),
+        ('name = "a"\ngpu = "H800"\nnew_offers = false', "alert 'a': new_offers must be true"),
+        (
+            'name = "a"\ngpu = "H800"\nnew_offers = true\nwindow_days = 3',
+            "alert 'a': window_days goes with drop_percent only",
+        ),
+        (
+            'name = "a"\ngpu = "H800"\nnew_offers = true\nchannels = ["tema"]',
+            "alert 'a': channels names 'tema'",
+        ),
+        ('gpu = "H800"\nnew_offers = true', "alert #1: name is missing"),
+    ],
+)
+def test_a_bad_rule_is_one_line_naming_the_rule_and_the_key(tmp_path, rule, message):
+    with pytest.raises(ConfigError) as err:
+        rules_of(tmp_path, f"[[alerts]]\n{rule}\n{CHANNELS}")
+    assert err.value.message.startswith(message), err.value.message
+    assert "\n" not in err.value.message
+
+
+def test_duplicate_names_and_bad_channels_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match="alert 'a': name is used twice"):
+        rules_of(
+            tmp_path, '[[alerts]]\nname = "a"\nnew_offers = true\n[[alerts]]\nname = "a"\nnew_offers = true\n'
+        )
+    path = tmp_path / "ch.toml"
+    path.write_text('[channels.team]\nkind = "feishuu"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_channels(load_config(path, env={}, cwd=tmp_path))
+    assert err.value.message.startswith("channel 'team': kind must be one of wecom, dingtalk, feishu, email")
+    assert err.value.hint == "did you mean 'feishu'?"
+
+
+def test_the_cli_prints_a_bad_rule_as_error_and_hint_with_exit_2(run_cli, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[[alerts]]\nname = "cheap"\ngpu = "H800"\nbelow_cny = 9\n{CHANNELS}', encoding="utf-8")
+    for args in (["alerts", "check"], ["alerts", "list"], ["refresh", "--from-raw", str(tmp_path)]):
+        result = run_cli("--config", str(path), *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.splitlines()[0] == "Error: alert 'cheap': unknown key 'below_cny'"
+        assert result.stderr.splitlines()[1].startswith("Hint: did you mean 'below_cny_per_gpu_hour'?")
+        assert "Traceback" not in result.output
+
+
+def test_alerts_test_names_an_unknown_channel(run_cli, tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(CHANNELS, encoding="utf-8")
+    result = run_cli("--config", str(path), "alerts", "test", "tem")
+    assert result.exit_code == 2 and "Error: unknown channel 'tem'" in result.stderr
+    assert "did you mean team?" in result.stderr
+
+
+def offer(**kw) -> AlertOffer:
+    base = dict(
+        provider="autodl",
+        region="west-B",
+        instance_type="H20-NVLink",
+        gpu_model="H20-96GB",
+        gpu_count=1.0,
+        billing="on_demand",
+        cny_per_gpu_hour=Decimal("6.98"),
+        observed_at=dt.datetime(2026, 12, 2),
+    )
+    base.update(kw)
+    return AlertOffer(**base)
+
+
+def test_conditions_are_judged_as_documented(tmp_path):
+    below, drop, idle, back, new = rules_of(
+        tmp_path,
+        '[[alerts]]\nname = "b"\ngpu = "H20"\nbelow_cny_per_gpu_hour = 7\n'
+        '[[alerts]]\nname = "d"\ngpu = "H20"\ndrop_percent = 10\n'
+        '[[alerts]]\nname = "i"\ngpu = "H20"\nidle_gpus_at_least = 8\n'
+        '[[alerts]]\nname = "s"\ngpu = "H20"\nback_in_stock = true\n'
+        '[[alerts]]\nname = "n"\ngpu = "H20"\nnew_offers = true\n',
+    )
+    assert reason(below, offer()) == "6.98 CNY/GPU-h, under 7"
+    assert reason(below, offer(cny_per_gpu_hour=Decimal("7"))) is None  # under, not at
+    assert reason(drop, offer(median_cny_per_gpu_hour=Decimal("7.80"))) is not None  # 10.5% under
+    assert reason(drop, offer(median_cny_per_gpu_hour=Decimal("7.70"))) is None  # 9.4%
+    assert reason(drop, offer()) is None  # no history: no drop
+    assert reason(idle, offer(idle_gpus=8, rentable_gpus=8, total_gpus=48)) == "8 GPUs idle (at least 8)"
+    assert reason(idle, offer(idle_gpus=7, rentable_gpus=7, total_gpus=48)) is None
+    assert reason(idle, offer(idle_gpus=9, rentable_gpus=0, total_gpus=48)) is None  # idle, no order taken
+    assert reason(idle, offer(idle_gpus=8, rentable_gpus=8, stock_status="sold_out")) is None
+    assert (
+        reason(back, offer(previous_stock_status="sold_out", idle_gpus=4, rentable_gpus=4, total_gpus=48))
+        is not None
+    )
+    assert reason(back, offer(previous_stock_status="sold_out", stock_status="sold_out")) is None
+    assert reason(back, offer(previous_stock_status="available", stock_status="available")) is None
+    assert reason(new, offer(is_new=True)) == "new at autodl: H20-96GB as H20-NVLink"
+    assert reason(new, offer()) is None
+
+
+def test_stock_every_takes_a_duration_of_at_least_ten_minutes():
+    from planner.schedule import every_seconds
+
+    assert every_seconds("") is None
+    assert every_seconds("1h") == 3600 and every_seconds("30m") == 1800 and every_seconds("2 hours") == 7200
+    for bad in ("1d", "5m", "hourly", "0h"):
+        with pytest.raises(UsageError, match="stock_every"):
+            every_seconds(bad)
+
+
+def test_schedule_refuses_a_bad_stock_every_at_start(run_cli, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[schedule]\nstock_every = "every hour"\n', encoding="utf-8")
+    result = run_cli("--config", str(path), "schedule", "--list")
+    assert (
+        result.exit_code == 2
+        and "Error: [schedule] stock_every 'every hour' is not a duration" in result.stderr
+    )
+    path.write_text(
+        '[schedule]\nstock_every = "1h"\nreport_channels = ["team"]\n' + CHANNELS, encoding="utf-8"
+    )
+    listed = run_cli("--config", str(path), "schedule", "--list")
+    assert listed.exit_code == 0, listed.output
+    assert "a stock and price refresh of autodl every 1h, then alerts" in listed.stdout
+    assert "summary also goes to: team" in listed.stdout
+
+
+def test_the_stock_job_refreshes_the_chosen_providers_under_the_lock_then_checks_alerts(
+    tmp_path, db_url, monkeypatch, caplog
+):
+    from planner import refresh as refresh_module
+    from planner import schedule
+    from planner.app import App
+    from planner.locks import refresh_lock
+
+    path = tmp_path / "s.toml"
+    path.write_text('[schedule]\nstock_providers = ["AutoDL"]\n', encoding="utf-8")
+    app = App(config_file=str(path), db_url=db_url)
+    calls: list[object] = []
+
+    def fake_refresh(engine, config, providers, **kw):
+        calls.append(providers)
+        return refresh_module.RefreshSummary(())
+
+    monkeypatch.setattr(refresh_module, "run_refresh", fake_refresh)
+    monkeypatch.setattr(schedule, "alerts_step", lambda app: calls.append("alerts"))
+    assert schedule.run_stock_job(app) == 0
+    assert calls == [["autodl"], "alerts"]
+    with refresh_lock(app.engine(), holder="someone else"), caplog.at_level(logging.WARNING):
+        assert schedule.run_stock_job(app) == 75
+    assert "skipping this stock run" in caplog.text and len(calls) == 2
+
+
+def test_the_stock_job_is_added_beside_the_nightly_one():
+    from planner.schedule import add_stock_job, crontab_trigger, make_scheduler
+
+    scheduler, _ = make_scheduler(
+        crontab_trigger("0 2 * * *", "Asia/Shanghai"), "Asia/Shanghai", 60, lambda: 0
+    )
+    job = add_stock_job(scheduler, 3600, lambda: 0)
+    assert job.id == "stock-refresh" and job.trigger.interval == dt.timedelta(hours=1)
+    assert {j.id for j in scheduler.get_jobs()} == {"refresh-and-report", "stock-refresh"}
