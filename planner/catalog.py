@@ -210,6 +210,14 @@ def _with_memory(label: str, family: str, memory_gb: float) -> GpuModel:
     return min(fits, key=lambda m: abs(m.memory_gb - memory_gb))
 
 
+def _base_models(family: str) -> tuple[GpuModel, ...]:
+    """A family's models without its in-family variants: a size that is a variant of another size of
+    the same family (the rebuilt 48 GB RTX 4090) is never what the bare family name means."""
+    models = _catalog().by_family[family]
+    names = {m.name for m in models}
+    return tuple(m for m in models if m.variant_of not in names)
+
+
 def canonical_name(raw: str, memory_gb: float | None = None) -> str:
     """The canonical model name for any spelling a provider or person uses.
 
@@ -224,7 +232,7 @@ def canonical_name(raw: str, memory_gb: float | None = None) -> str:
         return _with_memory(raw, family, memory).name
     if memory_gb is not None:
         return _with_memory(f"{raw} ({memory_gb:g} GB)", family, memory_gb).name
-    models = _catalog().by_family[family]
+    models = _base_models(family)
     if len(models) > 1:
         names = [m.name for m in models]
         listed = ", ".join(names[:-1]) + " or " + names[-1]
@@ -242,7 +250,7 @@ def resolve_query(query: str, include_variants: bool = False) -> list[Selection]
     """
     family, memory = _family_of(query)
     cat = _catalog()
-    chosen = [_with_memory(query, family, memory)] if memory is not None else list(cat.by_family[family])
+    chosen = [_with_memory(query, family, memory)] if memory is not None else list(_base_models(family))
     names = {m.name for m in chosen}
     selections = [Selection(m, is_variant=False) for m in chosen]
     if include_variants:

@@ -10,7 +10,7 @@ import difflib
 
 from planner.errors import UnknownNameError
 
-PROVIDERS: tuple[str, ...] = ("aliyun", "tencent", "volcengine", "autodl")
+PROVIDERS: tuple[str, ...] = ("aliyun", "tencent", "volcengine", "autodl", "ppio", "compshare")
 # Marketplaces sell GPUs of shared machines one by one: their "instance" is one GPU (normalize.py), and
 # a job of N GPUs can sit on one machine while N fits it. AutoDL's market search lists machines with
 # gpu_number 8 (shared/reference/samples/autodl_machine_search.json).
@@ -28,6 +28,10 @@ _ALIASES = {
     "volc": "volcengine",
     "bytedance": "volcengine",
     "火山引擎": "volcengine",
+    "派欧云": "ppio",
+    "ppinfra": "ppio",
+    "优云智算": "compshare",
+    "ucompshare": "compshare",
 }
 
 

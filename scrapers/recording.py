@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 
 REDACTED = "***"
 # Names of parameters/keys whose values are secrets or change on every signed attempt.
-_SENSITIVE = re.compile(r"signature|token|secret|password|credential|authorization|accesskey|cookie", re.I)
+# PublicKey: UCloud's (CompShare's) key id, sent as a query parameter; a replay signs with a placeholder.
+_SENSITIVE = re.compile(
+    r"signature|token|secret|password|credential|authorization|accesskey|publickey|cookie", re.I
+)
 _VOLATILE = re.compile(r"^(timestamp|nonce|signaturenonce|x-tc-timestamp)$", re.I)
 
 

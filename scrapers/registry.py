@@ -41,7 +41,9 @@ from typing import Any, ClassVar, Literal, Protocol
 from scrapers.aliyun import AliyunScraper
 from scrapers.autodl import AutodlScraper
 from scrapers.base import RawOffer, ScrapeError
+from scrapers.compshare import CompshareScraper
 from scrapers.http import HttpClient, HttpPolicy
+from scrapers.ppio import PpioScraper
 from scrapers.recording import scrub_text
 from scrapers.tencent import TencentScraper
 from scrapers.types import Issue, ProviderMode, ProviderSettings
@@ -82,6 +84,8 @@ PROVIDERS: dict[str, type[Scraper]] = {
     "tencent": TencentScraper,
     "volcengine": VolcengineScraper,
     "autodl": AutodlScraper,
+    "ppio": PpioScraper,
+    "compshare": CompshareScraper,
 }
 
 

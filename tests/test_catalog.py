@@ -29,6 +29,9 @@ NAME_CASES = [
     ("4090", "RTX4090-24GB"),
     ("GeForce RTX 4090", "RTX4090-24GB"),
     ("NVIDIA GeForce RTX 4090", "RTX4090-24GB"),
+    # The rebuilt 48 GB card is its own model (CompShare's GPU type "4090_48G"), never the 24 GB one.
+    ("4090_48G", "RTX4090-48GB"),
+    ("RTX 4090 48GB", "RTX4090-48GB"),
     ("Tesla T4", "T4-16GB"),
     ("NVIDIA T4", "T4-16GB"),
     ("H20-NVLink", "H20-96GB"),
@@ -149,7 +152,7 @@ def test_notes_in_a_name_are_not_silently_read(raw):
     ("raw", "memory_gb", "suggested"),
     [
         ("H20 141GB", None, "H20-96GB"),  # the 141GB H20 is not in the catalog: no silent 96GB
-        ("RTX 4090 48GB", None, "RTX4090-24GB"),
+        ("RTX 4090 96GB", None, "RTX4090-24GB"),
         ("NVIDIA A100", 64, "A100-80GB"),
         ("NVIDIA T4", 4, "T4-16GB"),  # a quarter-T4 vGPU slice is not a T4
     ],
@@ -181,7 +184,7 @@ def _picked(selections):
         ("A100-80GB", True, [("A100-80GB", False), ("A800-80GB", True)]),
         ("A100-40GB", True, [("A100-40GB", False)]),
         ("4090", False, [("RTX4090-24GB", False)]),
-        ("RTX 4090", True, [("RTX4090-24GB", False), ("RTX4090D-24GB", True)]),
+        ("RTX 4090", True, [("RTX4090-24GB", False), ("RTX4090D-24GB", True), ("RTX4090-48GB", True)]),
         ("H100", True, [("H100-80GB", False), ("H800-80GB", True)]),
         ("5090", True, [("RTX5090-32GB", False), ("RTX5090D-32GB", True)]),
         ("A800", False, [("A800-80GB", False)]),
@@ -315,6 +318,7 @@ INTERCONNECT = {
     "P4-8GB": "unknown",
     "RTX4090-24GB": "PCIe only",
     "RTX4090D-24GB": "PCIe only",
+    "RTX4090-48GB": "PCIe only",
     "RTX3090-24GB": "NVLink bridge 112.5 GB/s",
     "RTX3080TI-12GB": "unknown",
     "RTX3080-10GB": "unknown",
@@ -390,6 +394,7 @@ def test_china_variants():
         "A800-80GB": "A100-80GB",
         "H800-80GB": "H100-80GB",
         "RTX4090D-24GB": "RTX4090-24GB",
+        "RTX4090-48GB": "RTX4090-24GB",  # the China-market rebuild with 48 GB
         "RTX5090D-32GB": "RTX5090-32GB",
         "RTXPRO6000D-84GB": "RTXPRO6000-96GB",
     }

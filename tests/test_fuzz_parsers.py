@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from planner.billing import BILLING_MODES, UNIT_OF_MODE
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
 from planner.providers import PROVIDERS
-from scrapers import aliyun, autodl, tencent, tencent_parse, volc_openapi, volcengine
+from scrapers import aliyun, autodl, compshare, ppio, tencent, tencent_parse, volc_openapi, volcengine
 from scrapers.aliyun_api import AliyunApi
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy, HttpResponse
@@ -264,6 +264,11 @@ AUTODL_PAGE = raw_doc("autodl", "machine/search")
 ALIYUN_SPECS = fixture_doc("aliyun", "DescribeInstanceTypes_page1.constructed.json")
 ALIYUN_STOCK = fixture_doc("aliyun", "DescribeAvailableResource_cn-shenzhen.constructed.json")
 ALIYUN_SPOT = fixture_doc("aliyun", "DescribeSpotPriceHistory_gn7i.constructed.json")
+PPIO_PAGE = fixture_doc("ppio", "products_v2_page1.constructed.json")
+CS_TYPES = fixture_doc("compshare", "DescribeAvailableCompShareInstanceTypes_cn-wlcb-01.constructed.json")
+CS_PRICE = fixture_doc("compshare", "GetCompShareInstancePrice_cn-wlcb-01_4090_x1.constructed.json")
+CS_STOCK = fixture_doc("compshare", "DescribeCompShareGpuInventory_cn-wlcb.constructed.json")
+CS_ZONES = fixture_doc("compshare", "DescribeCompShareSupportZone_cn-wlcb.constructed.json")
 
 
 def _aliyun_cdn(body: bytes) -> Any:
@@ -295,6 +300,28 @@ def _autodl_market(body: bytes) -> Any:
     offers = autodl.aggregate(machines, "payg")
     check_normalised(offers)
     return offers
+
+
+def _ppio_products(body: bytes) -> Any:
+    products, _ = ppio.parse_page(body)
+    offers = []
+    for raw in products:
+        try:
+            offers += ppio.offers_of(ppio.parse_product(raw))
+        except ppio.SkipProduct:  # one product skipped with a counted reason: the scraper's contract
+            continue
+    check_normalised(offers)
+    return offers
+
+
+def _compshare(parse: Callable[[dict], Any]) -> Callable[[bytes], Any]:
+    def call(body: bytes) -> Any:
+        try:  # a RetCode other than 0 costs one region or one item (SkipItem), counted by the scraper
+            return parse(compshare.envelope(body, "fuzz"))
+        except compshare.SkipItem:
+            return None
+
+    return call
 
 
 class _OneAnswer:
@@ -363,6 +390,11 @@ TARGETS: dict[str, tuple[st.SearchStrategy[bytes], Callable[[bytes], Any]]] = {
     "autodl.parse_gpu_types": (body_strategy(AUTODL_TYPES), autodl.parse_gpu_types),
     "autodl.parse_regions": (body_strategy(AUTODL_REGIONS), autodl.parse_regions),
     "autodl.parse_search_page": (body_strategy(AUTODL_PAGE), _autodl_market),
+    "ppio.products": (body_strategy(PPIO_PAGE), _ppio_products),
+    "compshare.parse_zones": (body_strategy(CS_ZONES), _compshare(compshare.parse_zones)),
+    "compshare.parse_inventory": (body_strategy(CS_STOCK), _compshare(compshare.parse_inventory)),
+    "compshare.parse_gpu_types": (body_strategy(CS_TYPES), _compshare(compshare.parse_gpu_types)),
+    "compshare.parse_price": (body_strategy(CS_PRICE), _compshare(compshare.parse_price)),
     "recording.Replayer": (
         body_strategy(
             {"method": "GET", "url": "https://example.com/", "status": 200, "headers": {}, "match_key": "k"}
@@ -434,7 +466,8 @@ class ServedClient(HttpClient):
 
 def _settings(provider: str) -> ProviderSettings:
     recorded = MANIFEST[provider]
-    credentials = {"AUTODL_TOKEN": "token"} if recorded["mode"] == "account" else {}
+    account = recorded["mode"] == "account"
+    credentials = {v: "token" for v in SCRAPERS[provider].credential_env} if account else {}
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in recorded["options"].items()}
     return ProviderSettings(regions=tuple(recorded["regions"]), options=options, credentials=credentials)
 

@@ -38,7 +38,7 @@ from planner.output import dumps_json, table
 from planner.snapshot import ensure_prices
 from tests.conftest import price_row, write_csv
 from tests.test_bad_input_cli import assert_one_line_error
-from tests.test_refresh import RAW, REPLAY_DAY, refresh, replay_copy
+from tests.test_refresh import RAW, REPLAY_DAYS, refresh, replay_copy
 from tests.test_refresh_normalize import T4 as TENCENT_T4
 from tests.test_reliability_disk import fill, tiny_disk
 
@@ -360,7 +360,7 @@ def test_data_a_replay_keeps_the_recorded_observation_time(engine, tmp_path):
     assert refresh(engine, tmp_path, from_raw=RAW).exit_code == 0
     with engine.connect() as conn:
         days = set(conn.execute(select(prices.c.observed_on)).scalars())
-    assert days == {REPLAY_DAY}
+    assert days == set(REPLAY_DAYS.values())  # each provider's recorded day, not today's
 
 
 def test_data_a_replay_recorded_in_the_future_is_refused(engine, tmp_path):

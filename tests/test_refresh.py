@@ -27,17 +27,23 @@ from scrapers.http import HttpPolicy
 
 RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 # What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
-EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9}
+EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
+# Off in the packaged defaults until a user turns them on; the tests' config turns them on.
+OFF_BY_DEFAULT = ("ppio", "compshare")
 # A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
-REPLAY_DAY = dt.date(2026, 11, 30)
+REPLAY_DAYS = {
+    name: dt.date.fromisoformat(entry["recorded_at"][:10])
+    for name, entry in json.loads((RAW / "manifest.json").read_text(encoding="utf-8"))["providers"].items()
+}
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:
-    """Packaged defaults, with no retries, no backoff and no politeness pause (tests only)."""
+    """Packaged defaults, with no retries, no backoff and no politeness pause, and every provider
+    enabled, the marketplaces that are off by default included (tests only)."""
     data = copy.deepcopy(load_config(env={}, cwd=tmp_path).data)
     data["http"].update(retries=0, backoff_s=0.0)
     for section in data["providers"].values():
-        section["min_interval_s"] = 0.0
+        section.update(min_interval_s=0.0, enabled=True)
     data["refresh"].update(refresh or {})
     for name, values in (providers or {}).items():
         data["providers"][name].update(values)
@@ -108,7 +114,7 @@ def test_replay_refreshes_all_four_providers_each_in_its_own_run(engine, tmp_pat
     lines: list[str] = []
     summary = refresh(engine, tmp_path, from_raw=RAW, progress=lines.append)
     assert summary.exit_code == 0
-    assert [o.provider for o in summary.outcomes] == ["aliyun", "tencent", "volcengine", "autodl"]
+    assert [o.provider for o in summary.outcomes] == list(EXPECTED_STORED)
     assert {o.provider: (o.status, o.stored) for o in summary.outcomes} == {
         p: ("ok", n) for p, n in EXPECTED_STORED.items()
     }
@@ -195,6 +201,49 @@ def test_autodl_median_is_never_a_rentable_option(run_cli):
     assert len(listed) == 9 and not any("median" in r["instance_type"] for r in listed)
 
 
+def test_enabled_marketplaces_are_quoted_beside_autodl(run_cli, tmp_path, engine):
+    config = tmp_path / "marketplaces.toml"
+    config.write_text(
+        "[providers.ppio]\nenabled = true\n\n[providers.compshare]\nenabled = true\n", encoding="utf-8"
+    )
+    result = run_cli("--config", str(config), "refresh", "--from-raw", str(RAW))
+    assert result.exit_code == 0, result.output
+    assert "ppio: ok in" in result.stderr and "compshare: ok in" in result.stderr
+    assert stored_by_provider(engine) == EXPECTED_STORED
+    with engine.connect() as conn:
+        stock = dict(
+            conn.execute(
+                select(instances.c.provider, func.count())
+                .select_from(availability.join(instances, instances.c.id == availability.c.instance_id))
+                .group_by(instances.c.provider)
+            ).all()
+        )
+    assert stock["ppio"] == 60 and stock["compshare"] == 17
+    doc = json.loads(run_cli("quote", "--gpu", "RTX4090", "--hours", "100", "--format", "json").stdout)
+    cheapest = {}
+    for option in doc["options"]:
+        cheapest.setdefault(option["provider"], option)
+    assert set(cheapest) == {"autodl", "compshare", "ppio"}
+    assert (cheapest["compshare"]["unit_price"], cheapest["compshare"]["instance_type"]) == (1.69, "4090 x1")
+    assert (cheapest["ppio"]["unit_price"], cheapest["autodl"]["unit_price"]) == (1.69, 1.88)
+    assert {o["gpu_model"] for o in doc["options"]} == {"RTX4090-24GB"}  # the 48 GB card is another model
+    variants = json.loads(
+        run_cli(
+            "quote",
+            "--gpu",
+            "RTX4090",
+            "--hours",
+            "100",
+            "--include-variants",
+            "--top",
+            "50",
+            "--format",
+            "json",
+        ).stdout
+    )
+    assert "RTX4090-48GB" in {o["gpu_model"] for o in variants["options"]}
+
+
 def test_second_refresh_on_the_same_day_adds_no_price_but_records_stock_again(engine, tmp_path):
     first = refresh(engine, tmp_path, from_raw=RAW)
     with engine.connect() as conn:
@@ -273,10 +322,19 @@ def test_disabled_and_unrecorded_providers_are_skipped_runs(engine, tmp_path):
     assert "[providers.aliyun] enabled = true" in outcome(summary, "aliyun").error
     assert outcome(summary, "volcengine").status == "skipped"
     assert "nothing recorded for volcengine" in outcome(summary, "volcengine").error
-    assert stored_by_provider(engine) == {"tencent": 10, "autodl": 9}
+    on = {p: n for p, n in EXPECTED_STORED.items() if p not in ("aliyun", "volcengine")}
+    assert stored_by_provider(engine) == on
     with engine.connect() as conn:
         statuses = dict(conn.execute(select(scrape_runs.c.provider, scrape_runs.c.status)).all())
-    assert statuses == {"aliyun": "skipped", "volcengine": "skipped", "tencent": "ok", "autodl": "ok"}
+    assert statuses == {"aliyun": "skipped", "volcengine": "skipped"} | dict.fromkeys(on, "ok")
+
+
+def test_the_marketplaces_are_off_by_default(engine, tmp_path):
+    summary = run_refresh(engine, load_config(env={}, cwd=tmp_path), from_raw=RAW, env={})
+    for name in OFF_BY_DEFAULT:
+        assert outcome(summary, name).status == "skipped"
+        assert f"[providers.{name}] enabled = true" in outcome(summary, name).error
+    assert set(stored_by_provider(engine)) == set(EXPECTED_STORED) - set(OFF_BY_DEFAULT)
 
 
 def test_providers_option_runs_only_those(engine, tmp_path):
@@ -319,7 +377,7 @@ def test_a_hanging_provider_times_out_without_costing_the_others(engine, tmp_pat
     volc = outcome(summary, "volcengine")
     assert volc.status == "failed" and "timed out after 1 s" in volc.error
     assert summary.exit_code == 1
-    assert {o.provider for o in summary.outcomes if o.status == "ok"} == {"aliyun", "tencent", "autodl"}
+    assert {o.provider for o in summary.outcomes if o.status == "ok"} == set(EXPECTED_STORED) - {"volcengine"}
     assert "volcengine" not in stored_by_provider(engine)
     with engine.connect() as conn:
         run = conn.execute(select(scrape_runs).where(scrape_runs.c.id == volc.run_id)).mappings().one()

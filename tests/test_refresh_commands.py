@@ -14,6 +14,7 @@ from sqlalchemy import update
 
 from db import store
 from db.schema import scrape_runs
+from planner.providers import PROVIDERS
 from tests.test_refresh import RAW, replay_copy
 from tests.test_refresh_failures import break_autodl_expired_token
 
@@ -29,7 +30,8 @@ def test_runs_lists_recent_runs_and_each_providers_health(run_cli, tmp_path):
     header = table.splitlines()[0].split()
     assert header[:5] == ["id", "started", "(UTC)", "provider", "kind"]
     body = [line for line in table.splitlines()[2:] if line[:3].strip().isdigit()]
-    assert len(body) == 8 and body[0].split()[0] == "8"  # newest first
+    runs = 2 * len(PROVIDERS)  # one run per provider and refresh (the marketplaces off: skipped)
+    assert len(body) == runs and body[0].split()[0] == str(runs)  # newest first
     assert "failed" in body[0] and "log in again and refresh AUTODL_TOKEN" in table
     assert "unknown GPUs vGPU-32GB, vGPU-48GB" in table
     assert (
@@ -47,7 +49,7 @@ def test_runs_lists_recent_runs_and_each_providers_health(run_cli, tmp_path):
     )
     assert {h["provider"] for h in doc["health"]} == {"autodl"}
     rows = list(csv.DictReader(io.StringIO(run_cli("runs", "--format", "csv").stdout)))
-    assert len(rows) == 8 and {"id", "status", "offers_seen", "prices_flagged", "notes"} <= set(rows[0])
+    assert len(rows) == runs and {"id", "status", "offers_seen", "prices_flagged", "notes"} <= set(rows[0])
 
 
 def test_a_run_left_running_long_ago_shows_as_interrupted(engine, run_cli):
@@ -113,7 +115,9 @@ def test_providers_says_what_each_mode_sees_and_what_to_set(run_cli, monkeypatch
     assert "QcloudCVMReadOnlyAccess" in table and 'without "Bearer"' not in table  # autodl needs nothing more
     doc = json.loads(run_cli("--config", str(config), "providers", "--format", "json").stdout)
     by_name = {p["provider"]: p for p in doc}
-    assert list(by_name) == ["aliyun", "tencent", "volcengine", "autodl"]
+    assert list(by_name) == list(PROVIDERS)
+    assert by_name["ppio"]["enabled"] is False and by_name["ppio"]["to_see_more"] == ["PPIO_API_KEY"]
+    assert "ppio: DISABLED (enabled = false in the config), public mode" in table
     assert by_name["autodl"]["mode"] == "account" and by_name["autodl"]["to_see_more"] == []
     assert by_name["aliyun"]["to_see_more"] == [
         "ALIBABA_CLOUD_ACCESS_KEY_ID",

@@ -18,6 +18,7 @@ from sqlalchemy import select
 
 from db import queries
 from db.schema import scrape_runs
+from planner.providers import PROVIDERS
 from tests.test_refresh import (
     EXPECTED_STORED,
     RAW,
@@ -132,7 +133,9 @@ def test_cli_exit_code_1_and_a_summary_that_names_the_failure(run_cli, tmp_path)
     assert doc["exit_code"] == 1
     assert {o["provider"]: o["status"] for o in doc["outcomes"]}["autodl"] == "failed"
     csv_out = run_cli("refresh", "--from-raw", str(folder), "--format", "csv").stdout.splitlines()
-    assert csv_out[0].startswith("provider,status,mode,offers,stored,changed") and len(csv_out) == 5
+    assert csv_out[0].startswith("provider,status,mode,offers,stored,changed") and len(csv_out) == 1 + len(
+        PROVIDERS
+    )
 
 
 def _closed_port() -> int:

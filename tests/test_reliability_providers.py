@@ -51,7 +51,13 @@ from tests.test_refresh import (
 )
 
 PROVIDERS = list(EXPECTED_STORED)
-TOKEN_ENV = {"AUTODL_TOKEN": "replayed-token"}  # AutoDL was recorded in account mode
+# AutoDL and the marketplaces were recorded in account mode.
+TOKEN_ENV = {
+    "AUTODL_TOKEN": "replayed-token",
+    "PPIO_API_KEY": "replayed-key",
+    "COMPSHARE_PUBLIC_KEY": "replayed-public",
+    "COMPSHARE_PRIVATE_KEY": "replayed-private",
+}
 READ_TIMEOUT_S = 0.4
 LOGIN_PAGE = b"<!DOCTYPE html><html><head><title>Log in</title></head><body><form>...</form></body></html>"
 
@@ -315,6 +321,8 @@ PRICED = {
     "tencent": ("/cgi/api", re.compile(r"^(UnitPrice|OriginalPrice|DiscountPrice)"), "InstanceTypeQuotaSet"),
     "volcengine": ("trade/price", re.compile(r"^Price$"), "PriceInfoList"),
     "autodl": ("machine/search", re.compile(r"^(payg_price|current_price)$"), "list"),
+    "ppio": ("gpus/v2/products", re.compile(r"^(final_price|base_price)$"), "data"),
+    "compshare": ("api.compshare.cn", re.compile(r"^(Instance|OriginalPrice)$"), "AvailableInstanceTypes"),
 }
 
 

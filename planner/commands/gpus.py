@@ -287,7 +287,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
     if any(r.offer and r.offer.provider == "autodl" for r in ranked):
         notes.append("AutoDL is a marketplace: its price is the cheapest listing for one GPU.")
     if any(r.china_variant for r in ranked):
-        notes.append("(V) China variant (same memory, cut interconnect or compute).")
+        notes.append("(V) China variant (cut interconnect or compute, or rebuilt with more memory).")
     if result.variants_left_out:
         notes.append(
             f"China variants left out: {', '.join(result.variants_left_out)}; --include-variants ranks them."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.output import FORMATS
+from planner.providers import PROVIDERS
 
 format_option = click.option(
     "--format",
@@ -26,7 +27,7 @@ provider_option = click.option(
     "providers",
     multiple=True,
     metavar="NAME",
-    help="aliyun, tencent, volcengine or autodl (repeatable).",
+    help=f"{', '.join(PROVIDERS[:-1])} or {PROVIDERS[-1]} (repeatable).",
 )
 region_option = click.option(
     "--region",

@@ -285,7 +285,9 @@ def _notes(options: tuple[Option, ...]) -> list[str]:
             + "; ".join(sorted({o.gpu_note for o in options if o.gpu_note}))
         )
     if any(o.is_variant for o in options):
-        notes.append("(V) China variant of the GPU asked for (same memory, cut interconnect or compute).")
+        notes.append(
+            "(V) China variant of the GPU asked for (cut interconnect or compute, or rebuilt with more memory)."
+        )
     if any(o.interruptible for o in options):
         notes.append("(spot) interruptible: the provider can reclaim the instance at any time.")
     if any(o.median_unit_price is not None for o in options):

@@ -55,3 +55,36 @@ def make_client(clock: FakeClock):
         return HttpClient(provider, version="9.9.9", sleep=clock.sleep, clock=clock, **kw)
 
     return make
+
+
+# CompShare: which fixture answers which call (region or zone, GPU type and count); see its README.
+COMPSHARE_REGION_CALLS = ("DescribeCompShareSupportZone", "DescribeCompShareGpuInventory")
+
+
+def serve_compshare(mock: Any = responses) -> None:
+    """Register CompShare's fixture answers on ``mock`` (``responses`` itself by default), each matched
+    by its Action and the parameters that pick it, whatever the keys and the signature."""
+    from responses import matchers
+
+    from scrapers.compshare import API_URL
+
+    folder = FIXTURES / "compshare"
+
+    def add(path: Path, **query: str) -> None:
+        mock.get(
+            API_URL,
+            body=path.read_bytes(),
+            content_type="application/json",
+            match=[matchers.query_param_matcher(query, strict_match=False)],
+        )
+
+    for region in ("cn-wlcb", "cn-sh2"):
+        for action in COMPSHARE_REGION_CALLS:
+            add(folder / f"{action}_{region}.constructed.json", Action=action, Region=region)
+    for path in sorted(folder.glob("DescribeAvailableCompShareInstanceTypes_*.constructed.json")):
+        zone = path.name.split("_")[1].split(".")[0]
+        add(path, Action="DescribeAvailableCompShareInstanceTypes", Zone=zone)
+    for path in sorted(folder.glob("GetCompShareInstancePrice_*.constructed.json")):
+        zone, rest = path.name.removeprefix("GetCompShareInstancePrice_").split("_", 1)
+        gpu_type, count = rest.removesuffix(".constructed.json").rsplit("_x", 1)
+        add(path, Action="GetCompShareInstancePrice", Zone=zone, GpuType=gpu_type, Gpu=count)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scrapers.base import ScrapeError
-from scrapers.recording import match_key
+from scrapers.recording import match_key, redact_url
 
 URL = "https://cvm.tencentcloudapi.com/"
 
@@ -78,6 +78,13 @@ def test_match_key_depends_on_body_method_host_and_query():
     assert base != match_key("GET", URL + "?a=1&b=2", b"{}")
     assert base != match_key("POST", "https://other.host/?a=1&b=2", b"{}")
     assert base != match_key("POST", URL + "?a=1&b=3", b"{}")
+
+
+def test_a_key_id_in_the_query_is_redacted_and_not_matched():
+    # UCloud (CompShare) sends its key id as PublicKey: a replay signs with a placeholder key.
+    recorded = match_key("GET", URL + "?Action=A&PublicKey=real-id&Signature=abc", b"")
+    assert recorded == match_key("GET", URL + "?Action=A&PublicKey=placeholder&Signature=def", b"")
+    assert "real-id" not in redact_url(URL + "?Action=A&PublicKey=real-id")
 
 
 def test_corrupt_sidecar_is_a_scrape_error(make_client, tmp_path):
