@@ -44,6 +44,40 @@ class SchemaTooNew(Exception):
     """The database was migrated by a newer planner than this one."""
 
 
+def _password_split(url: str) -> tuple[str, str | None, str]:
+    """(what comes before the password, the password or None, what comes after it), read from the text
+    itself rather than parsed: a password holding an unescaped ``@`` or ``:`` (which a URL parser
+    splits at the wrong place, or refuses) runs from the first ``:`` after the user to the last ``@``
+    before the host."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or rest.startswith("/"):  # no host, so no password (sqlite:///path)
+        return url, None, ""
+    end = min([rest.index(c) for c in "?#" if c in rest] + [len(rest)])
+    at = rest.rfind("@", 0, end)
+    user, colon, password = rest[:at].partition(":") if at >= 0 else ("", "", "")
+    if not colon:
+        return url, None, ""
+    return f"{scheme}://{user}:", password, rest[at:]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password, all of it, replaced by ``***``, for messages."""
+    before, password, after = _password_split(url)
+    return url if password is None else f"{before}***{after}"
+
+
+def mask_password(text: str, url: str) -> str:
+    """``text`` (a driver's error, say) without the password of ``url`` or any piece of it: a driver
+    that splits an unescaped ``@`` at the wrong place quotes the rest of the password as the host."""
+    _, password, _ = _password_split(url)
+    if not password:
+        return text
+    pieces = {password, *password.split("@"), *password.split(":")}
+    for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
+        text = text.replace(piece, "***")
+    return text
+
+
 def make_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
     """An engine for ``url``; a SQLite file's folder is created, WAL and a busy timeout are set."""
     parsed = make_url(url)
@@ -161,7 +195,9 @@ def _migration_lock(engine: Engine) -> Iterator[None]:
     import fcntl
 
     lock_path = f"{os.path.expanduser(database)}.migrate.lock"
-    with open(lock_path, "a+") as fh:
+    # Never through a link planted under this predictable name (ELOOP: an OSError, as any open's).
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "r+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

@@ -24,6 +24,7 @@ from planner.errors import ConfigError
 CONFIG_ENV = "PLANNER_CONFIG"
 DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
 DATA_DIR_ENV = "PLANNER_DATA_DIR"
+SMTP_PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
 
 # Environment variables that override one setting each.
 ENV_SETTINGS: dict[str, tuple[str, str]] = {DATABASE_URL_ENV: ("database", "url")}
@@ -47,7 +48,10 @@ RANGES: dict[str, tuple[float, float]] = {
     "refresh.concurrency": (1, 16),
     "refresh.provider_timeout_s": (1, 86400),
     "email.smtp_port": (1, 65535),
+    "email.deadline_s": (1, 86400),
     "schedule.misfire_grace_s": (0, 7 * 86400),
+    "schedule.job_timeout_s": (1, 7 * 86400),
+    "schedule.stop_wait_s": (0, 3600),
     "providers.*.min_interval_s": (0, 60),
 }
 
@@ -59,6 +63,13 @@ class Config:
     data: dict[str, Any]
     files: tuple[str, ...] = ()
     overrides: dict[str, str] = field(default_factory=dict)
+    local_file: str | None = None  # ./config.toml of the folder the command ran in, if one was read
+
+    def sources(self) -> str:
+        """Where the settings came from, strongest last: "packaged defaults, ./config.toml (found in
+        the current folder)". A config.toml planted in a folder is loaded; this says so."""
+        named = [f"{f} (found in the current folder)" if f == self.local_file else f for f in self.files]
+        return ", ".join(["packaged defaults", *named])
 
     def section(self, name: str) -> dict[str, Any]:
         return self.data.get(name, {})
@@ -123,7 +134,8 @@ def load_config(
         if value:
             merged[section][key] = value
             overrides[f"{section}.{key}"] = var
-    return Config(data=merged, files=tuple(files), overrides=overrides)
+    local_file = str(local) if str(local) in files else None
+    return Config(data=merged, files=tuple(files), overrides=overrides, local_file=local_file)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -211,6 +223,38 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
+
+
+def plain_http_refused(name: str, section: Mapping[str, Any], sends_credentials: bool) -> str | None:
+    """Why provider ``name`` must not use its ``base_url``, or None: a plain-http URL to another machine
+    would carry the credentials readable, unless ``allow_plain_http`` says so."""
+    from urllib.parse import urlsplit
+
+    base_url = section.get("base_url") or ""
+    parts = urlsplit(base_url)
+    if not sends_credentials or parts.scheme != "http" or section.get("allow_plain_http"):
+        return None
+    if _is_loopback(parts.hostname or ""):
+        return None
+    return (
+        f"[providers.{name}] base_url is plain http to {parts.hostname}: the credentials would cross the "
+        "network readable, so nothing was sent"
+    )
+
+
+def plain_http_hint(name: str) -> str:
+    return f"use https://, or set [providers.{name}] allow_plain_http = true for a proxy you trust"
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def secret(name: str, env: Mapping[str, str] | None = None) -> str | None:

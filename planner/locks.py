@@ -4,7 +4,9 @@ Two schedulers, or a scheduler and a person running ``planner refresh``, must no
 SQLite the lock is a file lock (``flock``) on ``<database file>.refresh.lock`` beside the database, so
 it holds across processes on one machine; on PostgreSQL it is a session advisory lock, so it holds
 across machines that share the database. Both are released by the operating system or the server when
-the holder dies, so a crash never leaves a stale lock.
+the holder dies, so a crash never leaves a stale lock. The lock file is opened without following a
+link (a link planted under its predictable name is refused, never written through) and must be a
+regular file.
 
 Whoever refreshes takes it around the refresh (not inside ``run_refresh``, so a caller that already
 holds it can refresh)::
@@ -21,12 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import hashlib
 import os
 import socket
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TextIO
 
 from sqlalchemy import exc, text
 from sqlalchemy.engine import Engine
@@ -96,13 +101,24 @@ def _file_lock(path: Path, holder: str, wait_s: float, sleep: Callable[[float], 
     deadline = time.monotonic() + wait_s
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # "a+" never truncates: the holder's description stays readable until we own the lock.
-        fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the with below
+        # No O_TRUNC: the holder's description stays readable until we own the lock. O_NOFOLLOW and
+        # O_NONBLOCK: a planted link is refused and a planted FIFO cannot hang the open.
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o644)
     except OSError as err:
+        reason = "it is a symbolic link" if err.errno == errno.ELOOP else err.strerror
         raise PlannerError(
-            f"cannot create the refresh lock {str(path)!r}: {err.strerror}",
-            hint="the folder of the database must be writable (or set PLANNER_DATA_DIR to one that is)",
+            f"cannot create the refresh lock {str(path)!r}: {reason}",
+            hint="the folder of the database must be writable (or set PLANNER_DATA_DIR to one that is); "
+            "remove anything else found under the lock's name",
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PlannerError(
+            f"the refresh lock {str(path)!r} is not a regular file: refused",
+            hint="remove it; the next refresh creates it again",
+        )
+    fh = os.fdopen(fd, "r+", encoding="utf-8")
     with fh:
         while True:
             try:
@@ -110,7 +126,7 @@ def _file_lock(path: Path, holder: str, wait_s: float, sleep: Callable[[float], 
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise LockBusy(_read_holder(path), str(path)) from None
+                    raise LockBusy(_read_holder(fh), str(path)) from None
                 sleep(0.5)
         try:
             fh.seek(0)
@@ -125,13 +141,14 @@ def _file_lock(path: Path, holder: str, wait_s: float, sleep: Callable[[float], 
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _read_holder(path: Path, attempts: int = 20) -> str:
+def _read_holder(fh: TextIO, attempts: int = 20) -> str:
     """Who holds the lock, as its holder wrote it. The holder writes its name just after taking the
     lock, so a process that lost the race by a hair may read an empty file: look again briefly."""
     for attempt in range(attempts):
         try:
-            text_ = path.read_text(encoding="utf-8").strip()
-        except OSError:
+            fh.seek(0)
+            text_ = fh.read(4096).strip()
+        except (OSError, ValueError):
             text_ = ""
         if text_ or attempt == attempts - 1:
             break

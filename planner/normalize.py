@@ -77,10 +77,16 @@ def fx_rate(currency: str, fx: Mapping[str, object]) -> Decimal:
     return Decimal(str(rate))
 
 
+def per_gpu_hour(price_cny: Decimal, billing: str, gpu_count: float) -> Decimal:
+    """What one GPU-hour costs at a price in CNY per instance and billing unit, unrounded: the price
+    over the hours of its unit (730 a month), over the instance's GPUs. The one such formula: the
+    stored figure below and ``planner.pricing.Offer.cny_per_gpu_hour`` both use it."""
+    return price_cny / Decimal(hours_per_unit(billing)) / Decimal(str(gpu_count))
+
+
 def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_count: float) -> Decimal:
-    """What one GPU-hour costs at this price: price in CNY / hours in the billing unit / GPUs."""
-    hours = Decimal(hours_per_unit(billing))
-    value = price * currency_rate / hours / Decimal(str(gpu_count))
+    """What one GPU-hour costs at this price (``per_gpu_hour``), as stored: checked and to six places."""
+    value = per_gpu_hour(price * currency_rate, billing, gpu_count)
     if value < SIX_PLACES / 2:  # stored as 0.000000: a free GPU that plan recommends and quote divides by
         raise PriceRejected(
             f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:.3g} CNY per GPU-hour, "

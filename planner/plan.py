@@ -14,59 +14,28 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from db import queries
 from planner import catalog
-from planner.billing import SPOT, canonical_billing
 from planner.errors import UsageError
 from planner.estimate import Estimate, NoFp8Error, estimate
 from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
-from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
-from planner.quote import MAX_HOURS
-from planner.rental import (
-    HISTORY_DAYS,
-    Rental,
-    first_available,
-    recent_prices,
-    rental_cost,
-    rental_key,
-    with_stock,
+from planner.pricing import (
+    MAX_GPUS,
+    MAX_HOURS,
+    Job,
+    JobCost,
+    Offer,
+    OfferQuery,
+    latest_offers,
+    rank,
+    rank_costs,
+    stocked_to_top_each,
 )
+from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
 
-    from db.queries import LatestPrice
     from planner.catalog import GpuModel
-
-STOCK_CANDIDATES = 5  # per GPU model, the cheapest rentals whose stock is checked
-ACROSS_INSTANCES = " + network"  # GPUs on different machines talk over the provider's network
-NETWORK_ONLY = "network only"  # one GPU per instance: nothing but the network joins them
-ONE_MACHINE = " (one machine)"  # a marketplace's GPUs, as many as one of its machines holds
-
-
-def link_between(
-    model: GpuModel, gpus_per_instance: int, instances: int, per_gpu_listing: bool = False
-) -> tuple[str | None, float | None]:
-    """How the GPUs of a rental talk: (label, NVLink GB/s they use), or (None, None) for a single GPU.
-
-    Inside one instance, the model's link (``catalog.interconnect_label``, per GPU model: the instance's
-    actual packaging, SXM or PCIe, is not known); across instances, the provider's network too, so
-    ``link_between(H800, 8, 2) == ("NVLink (cut) 400 GB/s + network", 400.0)`` and 1-GPU instances give
-    ``("network only", None)``. A marketplace's per-GPU listings (``per_gpu_listing``, AutoDL) are GPUs
-    of shared machines: up to ``MARKET_MACHINE_GPUS`` of them can be rented on one machine and talk over
-    its link, more need the network too.
-    """
-    gpus = gpus_per_instance * instances
-    if gpus <= 1:
-        return None, None
-    if per_gpu_listing and gpus_per_instance == 1:
-        if gpus <= MARKET_MACHINE_GPUS:
-            return catalog.interconnect_label(model) + ONE_MACHINE, model.nvlink_gbps_bidir
-        return catalog.interconnect_label(model) + ACROSS_INSTANCES, model.nvlink_gbps_bidir
-    if gpus_per_instance <= 1:
-        return NETWORK_ONLY, None
-    label = catalog.interconnect_label(model) + (ACROSS_INSTANCES if instances > 1 else "")
-    return label, model.nvlink_gbps_bidir
 
 
 @dataclass(frozen=True)
@@ -112,7 +81,7 @@ class PlanOption:
     """One GPU model's cheapest rental for the workload, and the estimate on the GPUs it runs on."""
 
     estimate: Estimate
-    rental: Rental
+    rental: JobCost  # the offer, the GPUs and hours it runs on, the total
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
@@ -121,9 +90,7 @@ class PlanOption:
     @property
     def link(self) -> tuple[str | None, float | None]:
         """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
-        r = self.rental
-        listing = r.provider in MARKETPLACES
-        return link_between(catalog.get_model(r.gpu_model), r.gpus_per_instance, r.instances, listing)
+        return self.rental.link
 
     def to_dict(self) -> dict[str, Any]:
         e = self.estimate
@@ -138,14 +105,15 @@ class PlanOption:
             "mfu": e.mfu,
             "gpu_hours": e.gpu_hours,
             "wall_hours": self.rental.hours,
-            "total_cny": self.rental.total_cny,
-            "cny_per_gpu_hour": self.rental.cny_per_gpu_hour,
+            "total_cny": self.rental.total_cny.quantize(Decimal("0.01")),
+            "cny_per_gpu_hour": self.rental.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "stock_state": self.rental.availability.value,
             "link": interconnect,
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
             "cny_per_million_tokens": self.cny_per_million_tokens,
-            "rental": self.rental.to_dict(),
+            "rental": rental_dict(self.rental),
         }
 
 
@@ -168,11 +136,16 @@ class Plan:
 
     @property
     def as_of(self) -> dt.datetime | None:
-        return max((o.rental.observed_at for o in self.options), default=None)
+        return max((o.rental.offer.observed_at for o in self.options), default=None)
 
     @property
     def from_snapshot(self) -> bool:
-        return any(o.rental.from_snapshot for o in self.options)
+        return any(o.rental.offer.from_snapshot for o in self.options)
+
+    @property
+    def cheapest(self) -> PlanOption | None:
+        """The cheapest option that can be rented now (options are ranked rentable first)."""
+        return next((o for o in self.options if o.rental.rentable), None)
 
     def to_dict(self) -> dict[str, Any]:
         m = self.memory
@@ -198,6 +171,10 @@ class Plan:
             },
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
+            "cheapest": self.options.index(self.cheapest) + 1 if self.cheapest else None,
+            "no_cheapest": None
+            if self.cheapest or not self.options
+            else "every option is sold out or short of idle GPUs at its provider's last refresh",
             "options": [o.to_dict() for o in self.options],
             "excluded": [e.__dict__.copy() for e in self.excluded],
             "unpriced": list(self.unpriced),
@@ -212,13 +189,11 @@ def plan(
     gpus_max: int | None = None,
     budget_cny: Decimal | float | None = None,
     deadline_hours: float | None = None,
-    gpus: Sequence[str] = (),
-    providers: Sequence[str] = (),
-    regions: Sequence[str] = (),
-    billing: Sequence[str] = (),
+    query: OfferQuery | None = None,
     history_days: int = HISTORY_DAYS,
 ) -> Plan:
-    """Every GPU model with prices that can run ``workload``, its cheapest rental, cheapest first.
+    """Every GPU model with prices that can run ``workload``, its cheapest rental, cheapest first,
+    among the offers ``query`` admits (``OfferQuery.build``: GPU models, providers, regions, billing).
 
     Per model: the fewest GPUs that hold the job (with ``deadline_hours``, also enough to finish in
     time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
@@ -228,50 +203,40 @@ def plan(
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
-    models = models_for(gpus)
-    modes = tuple(dict.fromkeys(canonical_billing(b) for b in billing))
-    rows = queries.latest_prices(
-        conn,
-        gpu_models=[m.name for m in models],
-        providers=[canonical_provider(p) for p in providers] or None,
-        regions=list(regions) or None,
-        billing=list(modes) or None,
-    )
-    by_model: dict[str, list[LatestPrice]] = {}
-    for row in rows:
-        if row.billing != SPOT or SPOT in modes:
-            by_model.setdefault(row.gpu_model, []).append(row)
+    query = query if query is not None else OfferQuery()
+    models = models_for(query)
+    by_model: dict[str, list[Offer]] = {}
+    for offer in latest_offers(conn, query, fx, stock=False):
+        by_model.setdefault(offer.gpu_model, []).append(offer)
     excluded: list[Excluded] = []
-    candidates: dict[str, tuple[GpuModel, int, list[Rental]]] = {}
+    candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
     for model in models:
         if model.name not in by_model:
             continue
-        found = _rentals_for(workload, model, by_model[model.name], fx, gpus_max, deadline)
+        found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
         if isinstance(found, str):
             excluded.append(Excluded(model.name, found))
         else:
-            candidates[model.name] = (model, found[0], found[1][:STOCK_CANDIDATES])
-    stocked = iter(with_stock(conn, [r for _, _, rentals in candidates.values() for r in rentals]))
+            candidates[model.name] = (model, found[0], found[1], found[2])
+    # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
+    # (one query a round for every model).
+    costed = [
+        rentals(offers, gpu_hours, needed, gpus_max) for _, needed, offers, gpu_hours in candidates.values()
+    ]
     options: list[PlanOption] = []
-    for name, (model, needed, rentals) in candidates.items():
-        best = first_available([next(stocked) for _ in rentals])
-        assert best is not None
+    stocked = stocked_to_top_each(conn, costed, 1)
+    for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
+        best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             on = workload.on(model, best.gpus)
             options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
-    if workload.task == "inference":  # serving: cheapest per token first, then by total
-        options.sort(
-            key=lambda o: (o.cny_per_million_tokens or math.inf, *rental_key(o.rental), o.estimate.gpu)
-        )
-    else:
-        options.sort(key=lambda o: (*rental_key(o.rental), o.estimate.gpu))
-    recent = recent_prices(conn, [_row_of(o.rental, by_model) for o in options], history_days)
-    options = [
-        replace(o, rental=replace(o.rental, recent=recent.get((o.rental.instance_id, o.rental.billing))))
-        for o in options
-    ]
+    options = rank(options, lambda o: o.rental)
+    if workload.task == "inference":  # serving: cheapest per token first, rentable first still
+        options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
+    recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
+    options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
     return Plan(
         workload=workload,
         memory=memory,
@@ -284,11 +249,11 @@ def plan(
     )
 
 
-def per_million_tokens(e: Estimate, rental: Rental) -> float | None:
+def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:
     """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
     if e.task != "inference" or e.gpu_hours is None or not e.tokens:
         return None
-    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.billing, rental.gpus)
+    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
     return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
 
 
@@ -296,8 +261,6 @@ def check_plan_filters(
     gpus_max: int | None, budget_cny: Decimal | float | None, deadline_hours: float | None
 ) -> tuple[Decimal | None, float | None]:
     """Refuse nonsense filters before any database work; returns (budget, deadline)."""
-    from planner.quote import MAX_GPUS
-
     if gpus_max is not None and (isinstance(gpus_max, bool) or not 1 <= gpus_max <= MAX_GPUS):
         raise UsageError(f"--gpus-max must be from 1 to {MAX_GPUS:,}, got {gpus_max}", "e.g. --gpus-max 8")
     budget = None
@@ -315,23 +278,19 @@ def check_plan_filters(
     return budget, deadline_hours
 
 
-def models_for(queries_: Sequence[str]) -> list[GpuModel]:
-    """The catalog models the ``--gpu`` filters name (every model without filters), in catalog order."""
-    if not queries_:
-        return catalog.all_models()
-    chosen = {s.model.name for q in queries_ for s in catalog.resolve_query(q)}
-    return [m for m in catalog.all_models() if m.name in chosen]
+def models_for(query: OfferQuery) -> list[GpuModel]:
+    """The catalog models ``query`` names (every model when it names none), in catalog order."""
+    return [m for m in catalog.all_models() if not query.gpu_models or m.name in query.gpu_models]
 
 
-def _rentals_for(
+def _work_for(
     workload: Workload,
     model: GpuModel,
-    rows: list[LatestPrice],
-    fx: Mapping[str, object],
+    offers: list[Offer],
     gpus_max: int | None,
     deadline: float | None,
-) -> tuple[int, list[Rental]] | str:
-    """(GPUs needed, the model's rentals cheapest first), or why there is none."""
+) -> tuple[int, list[Offer], float] | str:
+    """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
     try:
         base = workload.on(model)
     except NoFp8Error:  # FP8 training on an A100, say
@@ -350,36 +309,31 @@ def _rentals_for(
             else f"to hold {base.memory_gb:.0f} GB"
         )
         return f"needs {needed} GPUs {why}; --gpus-max is {gpus_max}"
-    rentals = [r for r in (rental_cost(row, base.gpu_hours, needed, fx, gpus_max) for row in rows) if r]
-    if not rentals:
-        if all(row.gpu_count < 1 for row in rows):
+    serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
+    if not serving:
+        if all(o.is_vgpu for o in offers):
             return "only vGPU slices are offered"
         if base.gpu_hours / needed > MAX_HOURS:
             return f"would run more than ten years on {needed} GPUs; give --deadline-hours to use more"
         return f"every instance has more GPUs than --gpus-max {gpus_max}"
-    return needed, sorted(rentals, key=rental_key)
+    return needed, serving, base.gpu_hours
 
 
 def mark(options: Sequence[PlanOption]) -> list[PlanOption]:
-    """Mark the fastest option (cheapest among equally fast) and every Pareto option (cost and time)."""
+    """Mark the fastest option (cheapest among equally fast) and every Pareto option (cost and time),
+    among those that can be rented now (among all when none can)."""
     if not options:
         return []
-    fastest = min(options, key=lambda o: (o.rental.hours, o.rental.total_cny))
+    pool = [o for o in options if o.rental.rentable] or list(options)
+    in_pool = {id(o) for o in pool}
+    fastest = min(pool, key=lambda o: (o.rental.hours, o.rental.total_cny))
     out = []
     for o in options:
-        dominated = any(
+        dominated = id(o) not in in_pool or any(
             p.rental.total_cny <= o.rental.total_cny
             and p.rental.hours <= o.rental.hours
             and (p.rental.total_cny < o.rental.total_cny or p.rental.hours < o.rental.hours)
-            for p in options
+            for p in pool
         )
         out.append(replace(o, fastest=o is fastest, pareto=not dominated))
     return out
-
-
-def _row_of(rental: Rental, by_model: Mapping[str, list[LatestPrice]]) -> LatestPrice:
-    return next(
-        r
-        for r in by_model[rental.gpu_model]
-        if r.instance_id == rental.instance_id and r.billing == rental.billing
-    )

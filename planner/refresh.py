@@ -43,12 +43,13 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from planner import __version__
-from planner.config import Config, data_dir
+from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint, plain_http_refused
 from planner.normalize import normalize_offers
 from planner.providers import canonical_provider
 from planner.raw_manifest import read_manifest, recorded_at, write_manifest
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, close_interrupted, fail, skip, start_run
 from planner.refresh_store import finish
+from scrapers.recording import secret_forms
 
 REPLAY_CREDENTIAL = "planner-replay-placeholder"
 
@@ -99,9 +100,11 @@ def run_refresh(
     save_raw = Path(save_raw) if save_raw else None
     from_raw = Path(from_raw) if from_raw else None
     manifest = read_manifest(from_raw) if from_raw else {}
-    all_secrets = tuple(
-        v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()
-    )
+    # Every form in which any secret this process knows may be sent (the SMTP password too: a replayed
+    # body may quote it), scrubbed from whatever a run stores or prints.
+    known = [v for cls in registry.PROVIDERS.values() for v in registry.read_credentials(cls, env).values()]
+    all_secrets = secret_forms([*known, env.get(SMTP_PASSWORD_ENV, "")])
+    say(f"settings from {config.sources()}")
     close_interrupted(engine, say)
     outcomes: dict[str, ProviderOutcome] = {}
     jobs: list[Job] = []
@@ -225,7 +228,9 @@ def _job(
         backoff_base_s=float(http.get("backoff_s", cls.http_policy.backoff_base_s)),
         min_interval_s=float(section.get("min_interval_s", cls.http_policy.min_interval_s)),
     )
+    refused = None if from_raw else plain_http_refused(name, section, bool(credentials))
     client_kw = {
+        "refused": f"{refused} ({plain_http_hint(name)})" if refused else None,
         "version": __version__,
         "save_raw_dir": save_raw,
         "from_raw_dir": from_raw,
@@ -244,8 +249,10 @@ def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> 
     try:
         scraper = job.cls()
         kw = dict(job.client_kw)
-        user_agent = kw.pop("user_agent")
+        user_agent, refused = kw.pop("user_agent"), kw.pop("refused")
         try:
+            if refused:
+                raise ScrapeError(refused)
             client = make_client(job.cls, job.settings, **kw)
         except ScrapeError as err:  # a bad base_url, say
             out.result = ScrapeResult(job.name, "failed", [], [], str(err))

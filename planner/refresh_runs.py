@@ -23,6 +23,7 @@ from db import store
 from planner.errors import DatabaseError
 from planner.normalize import Normalized
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
+from scrapers.recording import redact_url
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _source(job: Job) -> str:
     if job.client_kw.get("from_raw_dir"):
         return f"replay of {job.client_kw['from_raw_dir']}"
     base = job.settings.base_url
-    return f"live via {base}" if base else "live"
+    return f"live via {redact_url(base)}" if base else "live"  # never a password in a proxy's URL
 
 
 def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from scrapers.recording import scrub_text
+
 MAX_LISTED = 5  # names listed per summary line before "and N more"
 MAX_NAME_CHARS = 80  # a name quoted in a note (an unknown GPU, say) is cut here
 MAX_TEXT_CHARS = 4000  # an error or the notes of one run
@@ -51,7 +53,5 @@ def clean(text: str, limit: int, keep_lines: bool = False) -> str:
 
 
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """``text`` with each of ``secrets`` replaced by ``***`` (pass ``secret_forms``: every form sent)."""
+    return scrub_text(text, tuple(s for s in secrets if s))

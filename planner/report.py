@@ -45,7 +45,7 @@ def default_out_dir(config: Any) -> Path:
 def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
     """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
     from planner.config import secret
-    from reports.mail import SmtpSettings
+    from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
 
     email = config.section("email")
     if not email["smtp_host"]:
@@ -65,7 +65,7 @@ def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN2
             f"[email] username is set but {PASSWORD_ENV} is not",
             hint=f"export {PASSWORD_ENV}=... (the password is read from the environment only)",
         )
-    return SmtpSettings(
+    settings = SmtpSettings(
         host=email["smtp_host"],
         port=int(email["smtp_port"]),
         starttls=email["starttls"],
@@ -73,7 +73,13 @@ def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN2
         username=email["username"],
         sender=email["sender"],
         password=password,
+        deadline_s=float(email["deadline_s"]),
+        allow_plain_login=email["allow_plain_login"],
     )
+    refused = plain_login_refused(settings)
+    if refused:
+        raise UsageError(refused, hint=PLAIN_LOGIN_HINT)
+    return settings
 
 
 def check_address(address: str, what: str) -> str:
@@ -113,6 +119,21 @@ def report_day(config: Any) -> dt.date:
     return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
 
 
+def cheapest_for(
+    gpu_models: Sequence[str], providers: Sequence[str], fx: Any
+) -> Callable[[Any], dict[str, tuple[str, str, str, str]]]:
+    """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)."""
+
+    def cheapest(conn: Any) -> dict[str, tuple[str, str, str, str]]:
+        from planner.pricing import OfferQuery, cheapest_offers
+
+        query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers))
+        found = cheapest_offers(conn, query, fx)
+        return {m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()}
+
+    return cheapest
+
+
 def produce_report(
     app: Any,
     *,
@@ -142,7 +163,13 @@ def produce_report(
     if loaded and on_loaded:
         on_loaded(loaded)
     report = build_report(
-        engine, day, gpu_models=gpu_models, providers=providers, known_providers=PROVIDERS, chart=wanted
+        engine,
+        day,
+        gpu_models=gpu_models,
+        providers=providers,
+        known_providers=PROVIDERS,
+        chart=wanted,
+        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx")),
     )
     try:
         files = tuple(write_report(report, out_dir))

@@ -6,6 +6,11 @@ scheduler and a person running ``planner refresh``, never refresh at once: the s
 holds the lock and skips its run. APScheduler (imported only here, only when scheduling) runs one
 job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
 period (a machine that was asleep at 02:00).
+
+A run is bounded: one still going after ``[schedule] job_timeout_s`` is abandoned (logged) so the next
+night starts on time instead of being skipped behind it; the first SIGTERM or SIGINT waits at most
+``[schedule] stop_wait_s`` for a running job and then exits. On the night a daylight-saving zone sets
+its clocks back, a time of day that happens twice runs once (the first time).
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import functools
 import logging
 import logging.handlers
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,14 +56,12 @@ def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler Cro
     APScheduler 3 numbers weekdays from Monday = 0 (its ``from_crontab`` warns about this); cron
     numbers them from Sunday = 0. The weekday field is therefore rewritten as day names first.
     """
-    from apscheduler.triggers.cron import CronTrigger
-
     fields = cron.split()
     if len(fields) != 5:
         raise UsageError(f"[schedule] cron {cron!r} has {len(fields)} field(s), not 5", hint=CRON_HINT)
     minute, hour, day, month, weekday = fields
     try:
-        return CronTrigger(
+        return _once_per_wall_clock_trigger()(
             minute=minute,
             hour=hour,
             day=day,
@@ -66,6 +71,29 @@ def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler Cro
         )
     except ValueError as err:
         raise UsageError(f"[schedule] cron {cron!r} is not valid: {err}", hint=CRON_HINT) from None
+
+
+@functools.cache
+def _once_per_wall_clock_trigger():  # noqa: ANN202 - a CronTrigger subclass, apscheduler imported lazily
+    from apscheduler.triggers.cron import CronTrigger
+
+    class OncePerWallClock(CronTrigger):
+        """A CronTrigger that never fires at a local time of day it has already fired at: when the
+        clocks go back (fall-back night), 01:30 happens twice and cron runs the job once."""
+
+        def get_next_fire_time(self, previous_fire_time, now):  # noqa: ANN001, ANN201 - apscheduler's
+            fire = super().get_next_fire_time(previous_fire_time, now)
+            while fire is not None and previous_fire_time is not None:
+                if _wall_clock(fire, self.timezone) > _wall_clock(previous_fire_time, self.timezone):
+                    break
+                fire = super().get_next_fire_time(fire, fire)  # the repeated hour: the next one after it
+            return fire
+
+    return OncePerWallClock
+
+
+def _wall_clock(when: dt.datetime, tz: Any) -> dt.datetime:
+    return when.astimezone(tz).replace(tzinfo=None)
 
 
 def crontab_weekdays(field: str) -> str:
@@ -316,9 +344,62 @@ def run_job(
     return code
 
 
-def make_scheduler(trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any]):  # noqa: ANN201
+class BoundedJob:
+    """The job run in a thread of its own, waited for at most ``timeout_s``: a run still going then is
+    abandoned (logged, its thread left to end on its own), so the scheduler's one worker is free and
+    the next run starts on time instead of being skipped behind a hung one. ``stop()`` abandons a
+    running job at once (the scheduler is exiting)."""
+
+    def __init__(self, job: Callable[[], Any], timeout_s: float, poll_s: float = 0.2):
+        self.job, self.timeout_s, self.poll_s = job, timeout_s, poll_s
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+
+    def __call__(self) -> Any:
+        done, result = threading.Event(), []
+
+        def work() -> None:
+            try:
+                result.append(self.job())
+            except Exception:
+                log.exception("job crashed")
+            finally:
+                done.set()
+
+        self._idle.clear()
+        try:
+            threading.Thread(target=work, name="planner-job", daemon=True).start()
+            ends = time.monotonic() + self.timeout_s
+            while not done.wait(self.poll_s):
+                if self._stop.is_set():
+                    log.error("job abandoned: the scheduler is stopping")
+                    return None
+                if time.monotonic() >= ends:
+                    log.error(
+                        "job still running after %g s ([schedule] job_timeout_s): abandoned, so the next "
+                        "run starts on time",
+                        self.timeout_s,
+                    )
+                    return None
+            return result[0] if result else None
+        finally:
+            self._idle.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """True once no run is going (at once when none is), False if one still is after ``timeout_s``."""
+        return self._idle.wait(timeout_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def make_scheduler(
+    trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any], job_timeout_s: float = 7200.0
+):  # noqa: ANN201
     """A scheduler running ``job`` on ``trigger`` in a thread of its own: one at a time, missed runs
-    coalesced into one, a run missed by less than ``grace_s`` still run. Returns (scheduler, job)."""
+    coalesced into one, a run missed by less than ``grace_s`` still run, a run going for longer than
+    ``job_timeout_s`` abandoned. Returns (scheduler, APScheduler job); the BoundedJob is its ``func``."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -328,7 +409,7 @@ def make_scheduler(trigger: Any, timezone: str, grace_s: int, job: Callable[[], 
         executors={"default": ThreadPoolExecutor(max_workers=1)},
     )
     scheduled = scheduler.add_job(
-        job,
+        BoundedJob(job, job_timeout_s),
         trigger,
         id="refresh-and-report",
         name="refresh and report",
@@ -352,19 +433,25 @@ def run_scheduler(
     job: Callable[[], Any],
     poll_s: float = 0.5,
     stock: tuple[float, Callable[[], Any]] | None = None,
+    *,
+    job_timeout_s: float = 7200.0,
+    stop_wait_s: float = 60.0,
 ) -> None:
     """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT (and ``stock``, (seconds,
     job), every so many seconds: ``add_stock_job``).
 
-    The first signal stops scheduling and lets a running job finish; a second one exits at once.
+    The first signal stops scheduling and gives a running job ``stop_wait_s`` to finish, then exits
+    (a refresh cut short stores nothing half-way); a second one exits at once.
     The main thread only waits for signals while the scheduler works in its own thread (rather than
     APScheduler's BlockingScheduler in the main thread): a signal handler that stopped a scheduler
     running in its own thread could deadlock on a lock that thread held when the signal came, so
     the handler only records the signal and the main thread stops the scheduler.
     """
-    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job)
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s)
     if stock is not None:
-        add_stock_job(scheduler, *stock)
+        every_s, stock_job = stock
+        add_stock_job(scheduler, every_s, BoundedJob(stock_job, job_timeout_s))  # it shares the worker
+    bounded = [j.func for j in scheduler.get_jobs() if isinstance(j.func, BoundedJob)]
     received: list[int] = []
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -381,7 +468,15 @@ def run_scheduler(
         while not received:
             time.sleep(poll_s)
         name = signal.Signals(received[0]).name
-        log.info("%s: stopping (a running job finishes first; send it again to exit now)", name)
+        log.info(
+            "%s: stopping (a running job gets %g s to finish; send it again to exit now)", name, stop_wait_s
+        )
+        scheduler.pause()  # no new run from here on
+        ends = time.monotonic() + stop_wait_s
+        if not all(b.wait_idle(max(0.0, ends - time.monotonic())) for b in bounded):
+            log.error("the running job did not finish within %g s: exiting without it", stop_wait_s)
+        for b in bounded:
+            b.stop()
         scheduler.shutdown(wait=True)
     finally:
         if scheduler.running:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import exc
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine
 
 from db.engine import (
     READ_ONLY_REASONS,
@@ -13,18 +13,17 @@ from db.engine import (
     disk_is_full,
     ensure_schema,
     make_engine,
+    mask_password,
     read_only_engine,
+    redact_url,
 )
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
 
 
 def display_url(url: str) -> str:
-    """The URL with any password masked, for messages."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (exc.ArgumentError, ValueError):  # ValueError: a port that is not a number
-        return "<unparseable URL>"
+    """The URL with any password masked, for messages (whole, even one with an unescaped ``@``)."""
+    return redact_url(url)
 
 
 def open_database(config: Config, url: str | None = None) -> Engine:
@@ -33,7 +32,7 @@ def open_database(config: Config, url: str | None = None) -> Engine:
     try:
         engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
     except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
-        reason = "its port is not a number" if "int()" in str(err) else str(err)
+        reason = "its port is not a number" if "int()" in str(err) else mask_password(str(err), url)
         raise UsageError(
             f"cannot use database URL {display_url(url)!r}: {reason}",
             hint="use sqlite:///path/to/file.db or postgresql+psycopg://user@host/dbname",
@@ -65,8 +64,13 @@ def open_database(config: Config, url: str | None = None) -> Engine:
         ) from None
     except exc.DBAPIError as err:
         raise DatabaseError(
-            f"cannot open database {display_url(url)}: {_first_line(err.orig)}",
+            f"cannot open database {display_url(url)}: {mask_password(_first_line(err.orig), url)}",
             hint="check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running",
+        ) from None
+    except OSError as err:  # the migration lock beside a SQLite file: unwritable, or a planted link
+        raise DatabaseError(
+            f"cannot lock {display_url(url)} to migrate it: {err.strerror or err} ({err.filename})",
+            hint="the database's folder must be writable; remove anything else found under that name",
         ) from None
     read_only = READ_ONLY_REASONS.get(engine)
     if read_only:

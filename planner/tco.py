@@ -33,6 +33,8 @@ from planner.estimate import gpu_class
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
+    from planner.pricing import JobCost
+    from planner.rental import RentalCurve
 
 # China business electricity: US$0.09/kWh in March 2024 (Statista, "Business electricity prices in
 # China 2019-2024") and US$0.088/kWh average industrial rate in 2024 (China Briefing, "China's
@@ -443,3 +445,57 @@ def _default(value: Decimal | float | str | None, default: Decimal, name: str, h
 
 def _round(value: Decimal, places: int) -> float:
     return float(round(value, places))
+
+
+def rent_vs_buy(
+    curve: RentalCurve,
+    gpu: GpuModel,
+    hours: float | None,
+    utilization: float | None,
+    years: float | Decimal | None,
+    **buy: Any,
+) -> tuple[TcoResult, JobCost]:
+    """``tco`` with the rental price of ``curve`` (``planner.rental``) for the same work; also the
+    rental used.
+
+    ``buy`` holds tco's keyword arguments for the buying side (purchase price, power, resale, ...).
+    The rental is the first by ``planner.pricing.rank`` for the same busy GPU-hours run as one
+    continuous job, all GPUs of the rented instances busy.
+    """
+    from planner.rental import describe
+
+    checked = check_tco(gpu, hours, utilization, curve.gpus, years, **buy)
+    best = curve.cheapest(checked.gpu_hours)
+    if best is None:
+        raise UsageError(
+            f"no rental price for {gpu.name} in the database"
+            + (" for this much work" if curve.offers else "")
+            + (" with these --provider/--billing filters" if curve.filtered else ""),
+            "give one with --rent-price CNY per GPU-hour, or load prices: planner refresh / planner import",
+        )
+    rate_at: Callable[[Decimal], Decimal | None] = curve.rate_at
+    result = tco(
+        gpu,
+        best.total_cny / checked.gpu_hours,
+        hours,
+        gpus=curve.gpus,
+        years=years,
+        utilization=utilization,
+        rent_rate_at=rate_at,
+        rent_note=describe(best),
+        **buy,
+    )
+    return result, best
+
+
+def check_tco(
+    gpu: GpuModel,
+    hours: float | Decimal | None,
+    utilization: float | Decimal | None,
+    gpus: int,
+    years: float | Decimal | None,
+    **buy: Any,
+) -> TcoResult:
+    """Refuse bad rent-against-buy inputs before any database work: the pure model at a placeholder
+    rental price checks every input and says how much work it is."""
+    return tco(gpu, Decimal(1), hours, gpus=gpus, years=years, utilization=utilization, **buy)

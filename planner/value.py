@@ -12,10 +12,10 @@ Rules (tested in tests/test_gpus_value.py):
   for; vGPU slices (fewer than one GPU) never;
 - prices are list prices as stored: Tencent's first hourly tier, a marketplace's (AutoDL) cheapest
   listing;
-- an offer its provider said was sold out (or had no idle GPU) at its last refresh is passed over for
-  the next cheapest; stock is read for the ``STOCK_CANDIDATES`` cheapest offers of each model, and when
-  all of them are sold out the cheapest is used and marked ``sold_out``. Most offers state no stock:
-  they count as available;
+- an offer that cannot be rented now (``planner.pricing.availability`` for one instance: sold out,
+  short of idle GPUs, idle but not orderable) is passed over for the next cheapest; stock is read for
+  the five cheapest offers of each model (``planner.pricing.cheapest_by_model``), and when all of them
+  are sold out the cheapest is used and marked ``sold_out``. Most offers state no stock: they count as available;
 - with ``buy`` the ranking is per purchase yuan (per 10,000 CNY, so the figures read like the rental
   ones): the catalog's China price per card, or its US price at the ``[fx]`` USD rate where that is all
   it has (``purchase_price_basis`` says which; the US price carries no China premium). Rental figures
@@ -34,20 +34,18 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner import catalog
-from planner.billing import ON_DEMAND, canonical_billing, hours_per_unit
-from planner.errors import ConfigError, UnknownNameError
+from planner.billing import ON_DEMAND
+from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
-from planner.providers import canonical_provider
+from planner.pricing import Offer, OfferQuery, cheapest_by_model, latest_offers
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
 
-    from db.queries import Availability, LatestPrice
     from planner.catalog import GpuModel
 
 SORTS: tuple[str, ...] = ("tflops", "memory")
 DEFAULT_BILLING: tuple[str, ...] = (ON_DEMAND,)
-STOCK_CANDIDATES = 5  # per GPU model, the cheapest offers whose stock is read
 PURCHASE_UNIT_CNY = Decimal(10_000)  # purchase figures are per 10,000 CNY
 FIGURE = Decimal("0.0001")
 # Why a model is not ranked. NO_OFFER is reworded with the filters ("no on_demand price at aliyun").
@@ -55,27 +53,6 @@ NO_OFFER = "no rental price"
 VGPU_ONLY = "only vGPU slices are offered"
 NO_PURCHASE = "no purchase price in the catalog"
 NO_TFLOPS = "no dense TFLOPS figure in the catalog"
-
-
-@dataclass(frozen=True)
-class Offer:
-    """One instance's latest price on one billing mode, as CNY per GPU-hour."""
-
-    cny_per_gpu_hour: Decimal
-    provider: str
-    region: str
-    instance_type: str
-    gpus_per_instance: float
-    billing: str
-    unit_price: Decimal
-    unit: str
-    currency: str
-    observed_at: dt.datetime
-    source: str | None
-    from_snapshot: bool
-    gpu_note: str | None = None
-    sold_out: bool = False  # the provider said so (or no GPU idle) at its last refresh
-    instance_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,7 +89,7 @@ class ValueRow:
             "china_variant": self.china_variant,
             "dense_tflops": self.dense_tflops,
             "memory_gb": self.memory_gb,
-            "cny_per_gpu_hour": o.cny_per_gpu_hour if o else None,
+            "cny_per_gpu_hour": o.cny_per_gpu_hour.quantize(FIGURE) if o else None,
             "tflops_per_cny_hour": self.tflops_per_cny_hour,
             "memory_gb_per_cny_hour": self.memory_gb_per_cny_hour,
             "provider": o.provider if o else None,
@@ -127,7 +104,8 @@ class ValueRow:
             "from_snapshot": o.from_snapshot if o else None,
             "source": o.source if o else None,
             "gpu_note": o.gpu_note if o else None,
-            "sold_out": o.sold_out if o else None,
+            "sold_out": not o.availability.rentable if o else None,
+            "stock_state": o.availability.value if o else None,
         }
         if buy:
             p = self.purchase
@@ -182,15 +160,19 @@ class ValueRanking:
 
 def check_options(
     sort: str, providers: Iterable[str] = (), billing: Iterable[str] = ()
-) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """Refuse a bad sort, provider or billing mode before any database work; returns them canonical:
-    (sort, providers, billing modes, on_demand when none is given)."""
+) -> tuple[str, OfferQuery]:
+    """Refuse a bad sort, provider or billing mode before any database work; returns the sort and the
+    filter (on_demand when no billing mode is given; vGPU slices kept, to say why a model is not
+    ranked)."""
+    query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True)
+    return check_sort(sort), replace(query, billing=query.billing or DEFAULT_BILLING)
+
+
+def check_sort(sort: str) -> str:
     key = sort.strip().lower()
     if key not in SORTS:
         raise UnknownNameError("sort", sort, difflib.get_close_matches(key, SORTS, n=1, cutoff=0.5) or SORTS)
-    names = tuple(dict.fromkeys(canonical_provider(p) for p in providers))
-    modes = tuple(dict.fromkeys(canonical_billing(b) for b in billing)) or DEFAULT_BILLING
-    return key, names, modes
+    return key
 
 
 def models_for(
@@ -199,48 +181,44 @@ def models_for(
     """(the models to rank, the China variants left out), in catalog order: the models ``query`` names
     (every model without one); China variants only with ``include_variants``, unless the query names
     one itself ("A800")."""
+    every = catalog.all_models()
     if query:
-        chosen = [s.model for s in catalog.resolve_query(query, include_variants=True)]
-        keep = [s.model.name for s in catalog.resolve_query(query, include_variants)]
+        chosen = set(OfferQuery.build([query], include_variants=True).gpu_models)
+        keep = set(OfferQuery.build([query], include_variants=include_variants).gpu_models)
     else:
-        chosen = catalog.all_models()
-        keep = [m.name for m in chosen if include_variants or not m.variant_of]
-    return [m for m in chosen if m.name in keep], [m for m in chosen if m.name not in keep]
+        chosen = {m.name for m in every}
+        keep = {m.name for m in every if include_variants or not m.variant_of}
+    return [m for m in every if m.name in keep], [m for m in every if m.name in chosen - keep]
 
 
 def value_ranking(
     conn: Connection,
     models: Sequence[GpuModel],
     fx: Mapping[str, object],
-    providers: Sequence[str] = (),
-    billing: Sequence[str] = (),
+    query: OfferQuery | None = None,
     sort: str = "tflops",
     buy: bool = False,
     left_out: Sequence[GpuModel] = (),
 ) -> ValueRanking:
     """Rank ``models`` by TFLOPS (or GB, ``sort="memory"``) per CNY: per CNY-hour at the cheapest
-    current rental price, or with ``buy`` per 10,000 CNY of purchase price (see the module rules).
+    current rental price among the offers ``query`` admits (``check_options``: on-demand by default),
+    or with ``buy`` per 10,000 CNY of purchase price (see the module rules).
 
     ``left_out`` (the China variants a caller does not rank) are priced in the same query only to
     name, in ``variants_left_out``, those that could have been ranked.
     """
-    from db import queries
-
-    sort, names, modes = check_options(sort, providers, billing)
+    sort = check_sort(sort)
+    query = query if query is not None else check_options(sort)[1]
+    names, modes = query.providers, query.billing
     wanted = [m.name for m in models] + [m.name for m in left_out]
-    rows = queries.latest_prices(conn, gpu_models=wanted, providers=names or None, billing=list(modes))
-    offers: dict[str, list[Offer]] = {}
+    offers: list[Offer] = []
     vgpu_only: set[str] = set()
-    for price in rows:
-        if price.gpu_count < 1:  # a vGPU slice is not a GPU
-            vgpu_only.add(price.gpu_model)
-            continue
-        offer = offer_of(price, fx)
-        if offer.cny_per_gpu_hour > 0:  # a price that rounds to nothing says nothing of value
-            offers.setdefault(price.gpu_model, []).append(offer)
-    for found in offers.values():
-        found.sort(key=_offer_key)
-    cheapest = _cheapest_available(conn, offers)
+    for offer in latest_offers(conn, replace(query, gpu_models=tuple(wanted)), fx, stock=False):
+        if offer.is_vgpu:  # a vGPU slice is not a GPU
+            vgpu_only.add(offer.gpu_model)
+        elif offer.cny_per_gpu_hour.quantize(FIGURE) > 0:  # a price that rounds to nothing says nothing
+            offers.append(offer)
+    cheapest = cheapest_by_model(conn, offers)
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
     not_ranked: list[NotRanked] = []
@@ -272,37 +250,6 @@ def value_ranking(
     )
 
 
-def cny_per_gpu_hour(
-    price: Decimal, currency: str, billing: str, gpu_count: float, fx: Mapping[str, object]
-) -> Decimal:
-    """CNY per GPU-hour of a price per instance and billing unit: a period's price spread over all its
-    hours (730 a month), divided by the instance's GPUs."""
-    try:
-        rate = fx_rate(currency, fx)
-    except PriceRejected as err:
-        raise ConfigError(str(err), "add the rate to [fx] in your config file") from None
-    return price * rate / hours_per_unit(billing) / Decimal(str(gpu_count))
-
-
-def offer_of(row: LatestPrice, fx: Mapping[str, object]) -> Offer:
-    return Offer(
-        cny_per_gpu_hour=cny_per_gpu_hour(row.price, row.currency, row.billing, row.gpu_count, fx),
-        provider=row.provider,
-        region=row.region,
-        instance_type=row.instance_type,
-        gpus_per_instance=row.gpu_count,
-        billing=row.billing,
-        unit_price=row.price,
-        unit=row.unit,
-        currency=row.currency,
-        observed_at=row.observed_at,
-        source=row.source,
-        from_snapshot=row.run_kind == "snapshot",
-        gpu_note=row.gpu_note,
-        instance_id=row.instance_id,
-    )
-
-
 def purchase_price(model: GpuModel, cny_per_usd: Decimal | None) -> Purchase | None:
     """The catalog's price of one card in CNY: its China price, else its US price at ``cny_per_usd``."""
     if model.purchase_price_cny is not None:
@@ -328,10 +275,8 @@ def per_unit(figure: float | None, price: Decimal | None, unit: Decimal = Decima
 
 def value_row(model: GpuModel, offer: Offer | None, purchase: Purchase | None) -> ValueRow:
     """A model's figures at this rental offer and purchase price (either may be None)."""
-    rent = offer.cny_per_gpu_hour if offer else None
+    rent = offer.cny_per_gpu_hour.quantize(FIGURE) if offer else None
     buy = purchase.cny if purchase else None
-    if offer is not None:
-        offer = replace(offer, cny_per_gpu_hour=offer.cny_per_gpu_hour.quantize(FIGURE))
     return ValueRow(
         gpu_model=model.name,
         china_variant=bool(model.variant_of),
@@ -363,34 +308,9 @@ def _rank_key(row: ValueRow, sort: str, buy: bool) -> tuple:
         price = row.purchase.cny if row.purchase else Decimal(0)
     else:
         figure = row.tflops_per_cny_hour if sort == "tflops" else row.memory_gb_per_cny_hour
-        price = row.offer.cny_per_gpu_hour if row.offer else Decimal(0)
+        price = row.offer.cny_per_gpu_hour.quantize(FIGURE) if row.offer else Decimal(0)
     assert figure is not None
     return (-figure, price, row.gpu_model)
-
-
-def _offer_key(offer: Offer) -> tuple:
-    return (offer.cny_per_gpu_hour, offer.provider, offer.region, offer.instance_type, offer.billing)
-
-
-def _cheapest_available(conn: Connection, offers: Mapping[str, list[Offer]]) -> dict[str, Offer]:
-    """Per model, the cheapest offer not sold out at its provider's last refresh (one bounded query)."""
-    from db import queries
-
-    candidates = {name: found[:STOCK_CANDIDATES] for name, found in offers.items()}
-    stock = queries.current_availability(conn, [o for found in candidates.values() for o in found])
-    out = {}
-    for name, found in candidates.items():
-        marked = [replace(o, sold_out=_sold_out(o, stock.get((o.instance_id, o.billing)))) for o in found]
-        out[name] = next((o for o in marked if not o.sold_out), marked[0])
-    return out
-
-
-def _sold_out(offer: Offer, stock: Availability | None) -> bool:
-    if stock is None:
-        return False
-    return stock.stock_status == "sold_out" or (
-        stock.idle_gpus is not None and stock.idle_gpus < offer.gpus_per_instance
-    )
 
 
 def _usd_rate(fx: Mapping[str, object]) -> Decimal | None:

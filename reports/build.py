@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from reports import data
 from reports.chart import TREND_DAYS
@@ -64,10 +64,15 @@ def build_report(
     known_providers: Sequence[str] = (),
     now: dt.datetime | None = None,
     chart: bool = True,
+    cheapest: Callable[[Connection], Mapping[str, tuple[str, str, str, str]]] | None = None,
 ) -> Report:
     """Read every table of the report, and with ``chart`` the chart's data, in one read transaction, so
     a refresh committing meanwhile cannot make the files disagree (REPEATABLE READ on PostgreSQL, an
-    explicit BEGIN on SQLite, whose driver otherwise runs each SELECT in its own snapshot)."""
+    explicit BEGIN on SQLite, whose driver otherwise runs each SELECT in its own snapshot).
+
+    ``cheapest(conn)`` names each GPU model's cheapest offer as (provider, region, instance type,
+    billing): the planner passes its pricing core's choice (``planner.pricing.cheapest_offers``: only
+    what can be rented now, no vGPU slice), as this package never imports the planner."""
     models = list(gpu_models) or None
     names = list(providers) or None
     with engine.connect() as conn:
@@ -79,7 +84,7 @@ def build_report(
         newest = data.as_of(conn, models, names)
         tables = {
             "prices": latest,
-            "cheapest": data.cheapest_frame(latest),
+            "cheapest": data.cheapest_frame(latest, cheapest(conn) if cheapest else None),
             "changes": data.changes_frame(conn, newest, models, names),
             "availability": data.availability_frame(conn, latest, models, names),
             "health": data.health_frame(conn, list(providers) or list(known_providers)),

@@ -10,7 +10,7 @@ in SQL over a bounded window of ``ix_prices_observed_on``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 import pandas as pd
@@ -142,8 +142,12 @@ def latest_frame(
     ).reset_index(drop=True)
 
 
-def cheapest_frame(latest: pd.DataFrame) -> pd.DataFrame:
-    """One row per GPU model: its cheapest option per GPU-hour (spot only where nothing else is sold)."""
+def cheapest_frame(
+    latest: pd.DataFrame, chosen: Mapping[str, tuple[str, str, str, str]] | None = None
+) -> pd.DataFrame:
+    """One row per GPU model: its cheapest option per GPU-hour (spot only where nothing else is sold),
+    or, with ``chosen``, the offer named there per model as (provider, region, instance type, billing)
+    (the planner's pricing core decides which can be rented now)."""
     columns = [
         "gpu_model",
         "cny_per_gpu_hour",
@@ -166,6 +170,9 @@ def cheapest_frame(latest: pd.DataFrame) -> pd.DataFrame:
     ranked = latest.assign(_spot=latest["billing"] == "spot").sort_values(
         ["gpu_model", "_spot", "cny_per_gpu_hour", "provider", "region"], kind="stable"
     )
+    if chosen is not None:
+        keys = zip(ranked["gpu_model"], zip(*(ranked[c] for c in _KEY), strict=True), strict=True)
+        ranked = ranked[[chosen.get(model) == key for model, key in keys]]
     best = ranked.drop_duplicates("gpu_model").set_index("gpu_model")
     grouped = latest.groupby("gpu_model")
     best["offers"] = grouped.size()

@@ -9,6 +9,8 @@ Every scraper talks HTTP only through :class:`HttpClient`:
   passed with every request (so a session whose ``verify`` someone set to False still verifies), and a
   redirect from https to plain http refused (it would drop the verification silently);
 - a minimum interval between requests (the provider's polite rate);
+- every body read as it arrives and refused past ``max_body_bytes`` decoded (a gzip bomb) or after
+  ``body_deadline_s`` (a server dripping it), so one answer costs bounded memory and time;
 - ``base_url``: replaces scheme and host (and prefixes its path, if any) of *every* request, for mirrors,
   proxies and tests. Requests are signed for, recorded and replayed under their *logical* URL (the
   provider's real host), so a folder recorded through a mirror replays without it;
@@ -38,7 +40,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import requests
 
 from scrapers.base import ScrapeError
-from scrapers.recording import Recorder, Replayer, redact_url, scrub_text
+from scrapers.recording import MAX_RESPONSE_BYTES, Recorder, Replayer, redact_url, scrub_text, secret_forms
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class HttpPolicy:
     backoff_max_s: float = 30.0
     retry_after_max_s: float = 60.0  # a provider asking for longer gets this much, then we retry
     min_interval_s: float = 0.5  # between the starts of two requests to this provider
+    max_body_bytes: int = MAX_RESPONSE_BYTES  # decoded: a gzip bomb stops here, not at the memory's end
+    body_deadline_s: float = 300.0  # one answer's body, first byte to last: a server dripping it stops here
 
 
 @dataclass(frozen=True)
@@ -117,7 +121,7 @@ class HttpClient:
         self.base_url = base_url.rstrip("/") if base_url else None
         if self.base_url and urlsplit(self.base_url).scheme not in ("http", "https"):
             raise ScrapeError(f"{provider}: base_url must start with http:// or https://")
-        self.secrets = tuple(s for s in secrets if s)
+        self.secrets = secret_forms(tuple(s for s in secrets if s))  # as sent: stripped, unprefixed...
         self.session = session or requests.Session()
         self.session.verify = True  # never turned off: prices from a spoofed host are worse than none
         self.session.headers["User-Agent"] = user_agent(version)
@@ -218,9 +222,33 @@ class HttpClient:
             allow_redirects=True,
             verify=True,  # per request: wins over anything set on the session
             hooks={"response": [self._refuse_downgrade]},
+            stream=True,  # read below, decoded piece by piece, up to the cap
         )
+        with raw:
+            content = self._read_capped(raw, method, url)
         keep = {k: v for k, v in raw.headers.items() if k.lower() in ("content-type", "retry-after", "date")}
-        return HttpResponse(raw.status_code, url, keep, raw.content)
+        return HttpResponse(raw.status_code, url, keep, content)
+
+    def _read_capped(self, raw: requests.Response, method: str, url: str) -> bytes:
+        """The decoded body, refused (a ScrapeError, not retried) once it passes ``max_body_bytes`` (1 MB
+        of gzip can decode to gigabytes, and would otherwise be held and saved whole) or is still coming
+        after ``body_deadline_s`` (a server dripping it would otherwise reset the read timeout forever).
+        Read as it arrives, in decoded pieces of at most ``_PIECE_BYTES``."""
+        cap, deadline_s = self.policy.max_body_bytes, self.policy.body_deadline_s
+        ends = time.monotonic() + deadline_s
+        where = f"{self.provider}: {method} {redact_url(url)}"
+        chunks, size = [], 0
+        while piece := _read_piece(raw):
+            size += len(piece)
+            if size > cap:
+                raise ScrapeError(
+                    f"{where} answered more than {cap / 2**20:g} MB (decoded): refused, it is not a price "
+                    "list (a compressed bomb, or the wrong URL)"
+                )
+            if time.monotonic() > ends:
+                raise ScrapeError(f"{where} was still sending its answer after {deadline_s:g} s: gave up")
+            chunks.append(piece)
+        return b"".join(chunks)
 
     def _refuse_downgrade(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
         """A response hook, run on every hop: an https URL redirecting to plain http is refused."""
@@ -262,6 +290,27 @@ class HttpClient:
         if header is None:
             return self._backoff_s(attempt)
         return min(max(parse_retry_after_s(header, time.time()), 0.0), self.policy.retry_after_max_s)
+
+
+_PIECE_BYTES = 256 * 1024
+
+
+def _read_piece(raw: requests.Response) -> bytes:
+    """The next decoded piece of ``raw``'s body as soon as some arrives (``read1``: one read from the
+    socket, never waiting to fill a buffer), with urllib3's errors as requests names them (the
+    retries count on those)."""
+    import urllib3.exceptions as u3
+
+    try:
+        return raw.raw.read1(_PIECE_BYTES, decode_content=True) or b""
+    except u3.ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from None
+    except u3.DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from None
+    except u3.ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from None
+    except u3.SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from None
 
 
 def parse_retry_after_s(value: str, now_epoch_s: float) -> float:

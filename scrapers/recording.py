@@ -8,6 +8,11 @@ Secrets never reach the folder: query parameters and JSON keys that look like cr
 or tokens are replaced by ``***``, request headers are not written at all, and the literal secret values
 the client knows are scrubbed from every string written (response bodies included).
 
+A recorded folder is untrusted input (it may come from anyone): only regular files directly inside
+it are read, never through a symbolic link, never a device or a FIFO, and none larger than
+``MAX_RESPONSE_BYTES``. Writing never follows a link either: each file is created new
+(``O_EXCL | O_NOFOLLOW``), so a link planted under a predictable name is refused, not written through.
+
 Matching is deterministic: the key is a hash of the method, the logical URL without volatile signing
 parameters (sorted) and the request body. Several recordings of one key are served in recorded order (a
 500 then a 200 replays as a retry that succeeds); once they run out, the last one repeats.
@@ -15,9 +20,13 @@ parameters (sorted) and the request body. Several recordings of one key are serv
 
 from __future__ import annotations
 
+import base64
+import errno
 import hashlib
 import json
+import os
 import re
+import stat
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,13 +45,37 @@ _SENSITIVE = re.compile(
     r"signature|token|secret|password|credential|authorization|accesskey|publickey|cookie", re.I
 )
 _VOLATILE = re.compile(r"^(timestamp|nonce|signaturenonce|x-tc-timestamp)$", re.I)
+# The largest body kept of one response (decoded), recorded or replayed: a price list is a few MB.
+MAX_RESPONSE_BYTES = 64 * 2**20
+MAX_SIDECAR_BYTES = 2**20
+# A scheme a credential may be given with, removed before it is sent ("Bearer X" is sent as X).
+_AUTH_SCHEME = re.compile(r"^(bearer|basic|token)\s+", re.I)
+
+
+def secret_forms(secrets: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Every form in which a secret may be sent, and so echoed back: as given, stripped, without a
+    ``Bearer`` prefix, and base64-encoded (as SMTP AUTH LOGIN sends a password). Longest first, so a
+    form containing another is replaced whole."""
+    forms: set[str] = set()
+    for secret in secrets:
+        bare = _AUTH_SCHEME.sub("", secret.strip()).strip()
+        for form in (secret, secret.strip(), bare):
+            if len(form) >= 4:  # a 1-3 character "secret" would blank out ordinary text
+                forms.add(form)
+                forms.add(base64.b64encode(form.encode()).decode())
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
 
 
 def redact_url(url: str) -> str:
-    """``url`` with sensitive query values replaced by ``***`` (for messages and sidecars)."""
+    """``url`` with a password in it (``http://user:pass@proxy``) and sensitive query values replaced
+    by ``***`` (for messages, sidecars and the run's source)."""
     parts = urlsplit(url)
+    if "@" in parts.netloc:
+        user, _, host = parts.netloc.rpartition("@")
+        user = user.split(":", 1)[0] + ":" + REDACTED if ":" in user else user
+        parts = parts._replace(netloc=f"{user}@{host}")
     if not parts.query:
-        return url
+        return urlunsplit(parts)
     query = [(k, REDACTED if _SENSITIVE.search(k) else v) for k, v in parse_qsl(parts.query, True)]
     return urlunsplit(parts._replace(query=urlencode(query)))
 
@@ -79,8 +112,13 @@ class Recorder:
 
     def __init__(self, folder: Path, secrets: tuple[str, ...]) -> None:
         self.folder = folder
-        self.secrets = secrets
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.secrets = secret_forms(secrets)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ScrapeError(f"cannot create the raw folder {folder}: {exc.strerror}") from None
+        if self.folder.is_symlink() or not self.folder.is_dir():
+            raise ScrapeError(f"the raw folder {folder} is a symbolic link or not a folder: refused")
         self._seq = len(list(self.folder.glob("*.json")))
 
     def record(self, method: str, url: str, body: bytes, resp: HttpResponse) -> Path:
@@ -103,12 +141,44 @@ class Recorder:
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         text = scrub_text(json.dumps(sidecar, ensure_ascii=False, indent=1), self.secrets)
-        content = resp.content
+        content = resp.content[:MAX_RESPONSE_BYTES]
         for secret in self.secrets:
             content = content.replace(secret.encode(), REDACTED.encode())
-        (self.folder / f"{stem}.body").write_bytes(content)
-        (self.folder / f"{stem}.json").write_text(text, encoding="utf-8")
+        write_new(self.folder / f"{stem}.body", content)
+        write_new(self.folder / f"{stem}.json", text.encode("utf-8"))
         return self.folder / f"{stem}.json"
+
+
+def write_new(path: Path, content: bytes) -> None:
+    """Create ``path`` and write ``content``; a file or link already there is a ScrapeError (a link
+    planted under a predictable name is never written through)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise ScrapeError(f"cannot save {path}: {exc.strerror} (not overwritten)") from None
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(content)
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link, device or FIFO) of at most ``limit``
+    bytes; a ScrapeError otherwise."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise ScrapeError(f"{path.name} refused: {reason}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ScrapeError(f"{path.name} refused: not a regular file")
+        if info.st_size > limit:
+            raise ScrapeError(f"{path.name} refused: {info.st_size} bytes, more than {limit}")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ScrapeError(f"{path.name} refused: more than {limit} bytes")
+    return data
 
 
 class Replayer:
@@ -118,12 +188,15 @@ class Replayer:
         self.folder = folder
         self._by_key: dict[str, list[tuple[int, dict[str, str], Path]]] = defaultdict(list)
         self._served: dict[str, int] = defaultdict(int)
+        if folder.is_symlink():
+            raise ScrapeError(f"the recorded folder {folder} is a symbolic link: refused")
         for sidecar in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            text = read_regular(sidecar, MAX_SIDECAR_BYTES)
             try:
-                meta = json.loads(sidecar.read_text(encoding="utf-8"))
+                meta = json.loads(text.decode("utf-8"))
                 entry = (int(meta["status"]), dict(meta.get("headers") or {}), sidecar.with_suffix(".body"))
                 self._by_key[str(meta["match_key"])].append(entry)
-            except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
+            except (ValueError, KeyError, TypeError, OverflowError, RecursionError, AttributeError) as exc:
                 raise ScrapeError(f"unreadable recording {sidecar.name}: {exc}") from None
 
     def serve(self, method: str, url: str, body: bytes) -> HttpResponse:
@@ -136,8 +209,7 @@ class Replayer:
         index = min(self._served[key], len(entries) - 1)
         self._served[key] += 1
         status, headers, path = entries[index]
-        try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise ScrapeError(f"recorded body {path.name} missing: {exc.strerror}") from None
+        if not path.exists() and not path.is_symlink():
+            raise ScrapeError(f"recorded body {path.name} missing")
+        content = read_regular(path, MAX_RESPONSE_BYTES)
         return HttpResponse(status, url, headers, content)

@@ -40,6 +40,8 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "orderable_gpus": 0,
         "observed_at": only["availability"]["observed_at"],
     }
+    assert only["stock_state"] == "sold_out" and h800["recommendation"] is None
+    assert h800["no_recommendation"].startswith("every option is sold out")
     assert only["unavailable"] is True and only["idle_gpus"] == 0  # idle_gpus: unused paid GPUs, not stock
     v100 = json.loads(
         run_cli("quote", "--gpu", "V100", "--hours", "10", "--format", "json", "--top", "20").stdout
@@ -48,7 +50,7 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
     assert got[("tencent", "ap-beijing", "HCCG5v.24XLARGE384")]["availability"]["stock_status"] == "sold_out"
     assert got[("autodl", "beijing-A", "V100-32GB")]["availability"]["idle_gpus"] == 1
     table = run_cli("quote", "--gpu", "4090", "--hours", "10").stdout
-    assert "stock" in table.splitlines()[1] and "idle now 40/480" in table and "idle now 10/240" in table
+    assert "stock" in table.splitlines()[2] and "idle now 40/480" in table and "idle now 10/240" in table
     rows = list(
         csv.DictReader(
             io.StringIO(run_cli("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout)
@@ -105,9 +107,10 @@ def test_recommendation_passes_over_a_cheaper_sold_out_option(engine, run_cli):
     )
     with engine.connect() as conn:
         result = quote(conn, QuoteRequest(gpu="A100", hours=10), FX)
-    assert [o.instance_type for o in result.options] == ["CHEAP", "DEAR"]  # still listed, cheapest first
-    assert result.options[0].availability.stock_status == "sold_out"
-    assert result.recommendation.instance_type == "DEAR"
+    assert [o.offer.instance_type for o in result.options] == ["DEAR", "CHEAP"]  # still listed, after
+    assert result.options[1].offer.stock.stock_status == "sold_out"
+    assert result.passed_over == (result.options[1],)
+    assert result.recommendation.offer.instance_type == "DEAR"
     table = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
     assert "1 cheaper option(s) sold out or short of idle GPUs" in table
     assert "Recommendation: aliyun DEAR" in table
@@ -119,8 +122,8 @@ def test_enough_idle_gpus_now_is_what_counts(engine):
     with engine.connect() as conn:
         three = quote(conn, QuoteRequest(gpu="A100", hours=10, gpus=3), FX)
         four = quote(conn, QuoteRequest(gpu="A100", hours=10, gpus=4), FX)
-    assert three.recommendation.instance_type == "CHEAP"
-    assert four.recommendation.instance_type == "DEAR" and four.options[0].unavailable
+    assert three.recommendation.offer.instance_type == "CHEAP"
+    assert four.recommendation.offer.instance_type == "DEAR" and four.options[-1].rentable is False
 
 
 def test_without_any_availability_the_quote_is_unchanged(run_cli, tmp_path):
@@ -249,7 +252,8 @@ def test_idle_but_not_orderable_is_stored_and_read_back(engine):
     _two_a100s(engine, [row])
     with engine.connect() as conn:
         result = quote(conn, QuoteRequest(gpu="A100", hours=10), FX)
-    stock = result.options[0].availability
-    assert (stock.idle_gpus, stock.orderable_gpus, stock.rentable_gpus) == (3, 0, 0)
-    assert stock.idle_not_orderable and stock.to_dict()["orderable_gpus"] == 0
-    assert result.recommendation.instance_type == "DEAR"  # sold out: the rule passes over it
+    cheap = result.options[-1]  # what cannot be rented comes last
+    stock = cheap.offer.stock
+    assert (stock.idle_gpus, stock.orderable_gpus) == (3, 0) and stock.to_dict()["orderable_gpus"] == 0
+    assert cheap.availability.value == "not_orderable" and not cheap.rentable  # pricing's one rule
+    assert result.recommendation.offer.instance_type == "DEAR"  # the rule passes over it

@@ -21,7 +21,7 @@ from planner.commands.gpus import render_value
 from planner.config import load_config
 from planner.errors import UnknownNameError
 from planner.importer import import_csv
-from planner.value import models_for, per_unit, purchase_price, value_ranking
+from planner.value import check_options, models_for, per_unit, purchase_price, value_ranking
 from tests.conftest import price_row, write_csv
 from tests.test_perf_cli import loaded
 
@@ -50,7 +50,9 @@ def priced(engine, tmp_path):
 def rank(engine, query=None, include_variants=False, **kwargs):
     models, left_out = models_for(query, include_variants)
     with engine.connect() as conn:
-        return value_ranking(conn, models, FX, left_out=left_out, **kwargs)
+        sort = kwargs.pop("sort", "tflops")
+        query = check_options(sort, kwargs.pop("providers", ()), kwargs.pop("billing", ()))[1]
+        return value_ranking(conn, models, FX, query, sort=sort, left_out=left_out, **kwargs)
 
 
 def by_gpu(result):
@@ -187,7 +189,7 @@ def add_stock(engine, gpu_model, instance_type, status, idle=None):
 def test_sold_out_offer_is_passed_over_and_marked_when_all_are(priced):
     add_stock(priced, "A100-80GB", "A100x1", "sold_out")
     a100 = by_gpu(rank(priced))["A100-80GB"]
-    assert (a100.offer.instance_type, a100.offer.cny_per_gpu_hour, a100.offer.sold_out) == (
+    assert (a100.offer.instance_type, a100.offer.cny_per_gpu_hour, not a100.offer.availability.rentable) == (
         "A100x8",
         Decimal("12"),
         False,
@@ -196,7 +198,7 @@ def test_sold_out_offer_is_passed_over_and_marked_when_all_are(priced):
     add_stock(priced, "RTX4090-24GB", "RTX 4090", None, idle=0)  # AutoDL: no idle GPU
     result = rank(priced)
     rtx = by_gpu(result)["RTX4090-24GB"]
-    assert (rtx.offer.cny_per_gpu_hour, rtx.offer.sold_out) == (Decimal("2"), True)
+    assert (rtx.offer.cny_per_gpu_hour, rtx.offer.availability.rentable) == (Decimal("2"), False)
     text = render_value(result)
     assert "autodl RTX 4090 on_demand (sold out)" in text and "(sold out): every cheap offer" in text
 
@@ -298,7 +300,7 @@ def test_json_keys(run_cli, tmp_path):
         "rank", "gpu_model", "china_variant", "dense_tflops", "memory_gb", "cny_per_gpu_hour",
         "tflops_per_cny_hour", "memory_gb_per_cny_hour", "provider", "region", "instance_type",
         "gpus_per_instance", "billing", "unit_price", "unit", "currency", "observed_at",
-        "from_snapshot", "source", "gpu_note", "sold_out",
+        "from_snapshot", "source", "gpu_note", "sold_out", "stock_state",
     }  # fmt: skip
     assert {"gpu_model": "L4-24GB", "reason": "only vGPU slices are offered"} in doc["not_ranked"]
     buy = json.loads(run_cli("gpus", "--value", "--buy", "--format", "json").stdout)

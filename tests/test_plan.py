@@ -19,9 +19,11 @@ from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UsageError
 from planner.importer import import_csv
-from planner.plan import Workload, link_between, mark, plan
-from planner.quote import QuoteRequest, quote, tiered_cost
-from planner.rental import rent_vs_buy, rental_cost, rental_curve
+from planner.plan import Workload, mark, plan
+from planner.pricing import OfferQuery, link_between, offer_of, tiered_cost
+from planner.quote import QuoteRequest, quote
+from planner.rental import rental_curve, rentals
+from planner.tco import rent_vs_buy
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")
@@ -57,9 +59,20 @@ def priced(engine, tmp_path):
     return engine
 
 
-def run_plan(engine, workload=LORA, **kwargs):
+def run_plan(engine, workload=LORA, gpus=(), providers=(), billing=(), **kwargs):
+    query = OfferQuery.build(gpus, providers, (), billing)
     with engine.connect() as conn:
-        return plan(conn, workload, FX, **kwargs)
+        return plan(conn, workload, FX, query=query, **kwargs)
+
+
+def rental_cost(row, gpu_hours, min_gpus, fx, max_gpus=None):
+    """The rental of ``gpu_hours`` on the one offer ``row`` makes, or None when it cannot serve."""
+    found = rentals([offer_of(row, fx)], gpu_hours, min_gpus, max_gpus)
+    return found[0] if found else None
+
+
+def cents(value):
+    return value.quantize(Decimal("0.01"))
 
 
 def by_gpu(result):
@@ -72,15 +85,20 @@ def test_every_priced_gpu_ranked_by_total_with_hand_computed_costs(priced):
     got = by_gpu(result)
     # T4: 2 GPUs needed, 359 h = 15 days: two instances on one monthly period each.
     t4 = got["T4-16GB"].rental
-    assert (t4.gpus, t4.instances, t4.billing, t4.total_cny) == (2, 2, "monthly", Decimal("1000.00"))
+    assert (t4.gpus, t4.instances, t4.offer.billing, cents(t4.total_cny)) == (
+        2,
+        2,
+        "monthly",
+        Decimal("1000.00"),
+    )
     assert t4.hours == pytest.approx(T4_H / 2)
-    assert got["RTX4090-24GB"].rental.total_cny == Decimal(str(round(2 * RTX4090_H, 2)))
-    assert got["A100-80GB"].rental.total_cny == Decimal(str(round(10 * A100_H, 2)))
+    assert cents(got["RTX4090-24GB"].rental.total_cny) == Decimal(str(round(2 * RTX4090_H, 2)))
+    assert cents(got["A100-80GB"].rental.total_cny) == Decimal(str(round(10 * A100_H, 2)))
     # H800: the 8-GPU instance runs the job on all 8 GPUs: 240 CNY/h for 47.2 / 8 h.
     h800 = got["H800-80GB"].rental
     assert (h800.gpus, h800.instances, got["H800-80GB"].gpus_needed) == (8, 1, 1)
     assert h800.hours == pytest.approx(H800_H / 8)
-    assert h800.total_cny == Decimal(str(round(30 * H800_H, 2)))
+    assert cents(h800.total_cny) == Decimal(str(round(30 * H800_H, 2)))
     assert got["H800-80GB"].estimate.wall_hours == pytest.approx(h800.hours)
     assert result.from_snapshot is False
     assert "P100-16GB" in result.unpriced and "RTX4090-24GB" not in result.unpriced
@@ -94,11 +112,11 @@ def test_fastest_and_pareto_marks(priced):
 
 
 def test_spot_only_when_asked(priced):
-    assert by_gpu(run_plan(priced))["RTX4090-24GB"].rental.billing == "on_demand"
+    assert by_gpu(run_plan(priced))["RTX4090-24GB"].rental.offer.billing == "on_demand"
     spot = run_plan(priced, billing=["spot"])
     assert [o.estimate.gpu for o in spot.options] == ["RTX4090-24GB"]
-    assert spot.options[0].rental.interruptible is True
-    assert spot.options[0].rental.total_cny == Decimal(str(round(0.5 * RTX4090_H, 2)))
+    assert spot.options[0].rental.offer.interruptible is True
+    assert cents(spot.options[0].rental.total_cny) == Decimal(str(round(0.5 * RTX4090_H, 2)))
 
 
 def test_budget_drops_dearer_options_and_says_so(priced):
@@ -114,12 +132,14 @@ def test_deadline_adds_gpus_until_the_job_finishes_in_time(priced):
     got = by_gpu(result)
     assert all(o.rental.hours <= 100 for o in result.options)
     assert got["RTX4090-24GB"].rental.gpus == 8  # ceil(763.8 / 100)
-    assert got["RTX4090-24GB"].rental.total_cny == Decimal(str(round(2 * RTX4090_H, 2)))  # hourly: same
+    assert cents(got["RTX4090-24GB"].rental.total_cny) == Decimal(
+        str(round(2 * RTX4090_H, 2))
+    )  # hourly: same
     assert got["A100-80GB"].rental.gpus == 2
     # T4 on 9 GPUs for 99.2 h = 4 days: the monthly instances now cost 9 x 500, hourly 9 x 5 x 99.2.
     t4 = got["T4-16GB"].rental
-    assert t4.gpus == 9 and t4.billing == "on_demand"
-    assert t4.total_cny == Decimal(str(round(5 * T4_H, 2)))
+    assert t4.gpus == 9 and t4.offer.billing == "on_demand"
+    assert cents(t4.total_cny) == Decimal(str(round(5 * T4_H, 2)))
 
 
 def test_gpus_max_excludes_what_needs_more(priced):
@@ -137,7 +157,7 @@ def test_gpu_filter_and_provider_filter(priced):
         "A100-80GB",
         "RTX4090-24GB",
     ]
-    assert {o.rental.provider for o in run_plan(priced, providers=["AutoDL"]).options} == {"autodl"}
+    assert {o.rental.offer.provider for o in run_plan(priced, providers=["AutoDL"]).options} == {"autodl"}
 
 
 def test_sold_out_offer_is_passed_over(priced):
@@ -154,8 +174,8 @@ def test_sold_out_offer_is_passed_over(priced):
             )
         )
     t4 = by_gpu(run_plan(priced))["T4-16GB"].rental
-    assert (t4.instance_type, t4.unavailable) == ("T4x1-hourly", False)
-    assert t4.total_cny == Decimal(str(round(5 * T4_H, 2)))
+    assert (t4.offer.instance_type, t4.rentable) == ("T4x1-hourly", True)
+    assert cents(t4.total_cny) == Decimal(str(round(5 * T4_H, 2)))
 
 
 def test_history_gives_median_and_trend(engine, tmp_path):
@@ -164,7 +184,7 @@ def test_history_gives_median_and_trend(engine, tmp_path):
     import_csv(engine, write_csv(tmp_path / "h.csv", rows), FX)
     rental = run_plan(engine).options[0].rental
     assert rental.unit_price == Decimal("2")  # plan costs the latest price
-    recent = rental.recent
+    recent = rental.history
     assert (recent.observations, recent.median, recent.min, recent.max) == (
         3,
         Decimal("2.1"),
@@ -192,7 +212,7 @@ def test_costs_match_the_quote_engine_when_gpus_fill_instances(priced):
             theirs = quote(
                 conn, QuoteRequest(gpu=gpu, hours=hours, gpus=gpus, billing=(rows[instance].billing,)), FX
             )
-            match = next(o for o in theirs.options if o.instance_type == instance)
+            match = next(o for o in theirs.options if o.offer.instance_type == instance)
             assert (ours.total_cny, ours.cny_per_gpu_hour) == (match.total_cny, match.cny_per_gpu_hour)
             assert ours.hours == hours and ours.instances == match.instances
 
@@ -254,7 +274,7 @@ def test_options_say_how_their_gpus_talk(priced):
     assert (doc["link"], doc["nvlink_gbps_bidir"]) == ("NVLink (cut) 400 GB/s", 400)
     assert got["A100-80GB"].to_dict()["link"] is None
     big = run_plan(priced, workload=Workload(70e9, "full", 1e9), gpus=["H800"])
-    assert (big.options[0].rental.instances, big.options[0].rental.gpus_per_instance) == (2, 8)
+    assert (big.options[0].rental.instances, big.options[0].rental.offer.gpus_per_instance) == (2, 8)
     assert big.options[0].link == ("NVLink (cut) 400 GB/s + network", 400)
 
 
@@ -266,7 +286,7 @@ def test_tiered_hourly_prices_and_rows_that_cannot_serve():
     assert rental_cost(_row(gpu_count=8.0), 10, 1, FX, max_gpus=4) is None
     assert rental_cost(_row(), 1e9, 1, FX) is None  # more than ten years on one GPU
     usd = rental_cost(_row(currency="USD", price=Decimal("1")), 10, 1, FX)
-    assert usd.total_cny == Decimal("71.00")
+    assert usd.total_cny == Decimal("71.00") and usd.offer.currency == "USD"
 
 
 def test_mark_handles_ties():
@@ -287,7 +307,11 @@ def test_rent_vs_buy_uses_the_cheapest_rental_and_a_consistent_break_even(priced
     with priced.connect() as conn:
         curve = rental_curve(conn, gpu, 1, FX, basis="latest")
     result, rental = rent_vs_buy(curve, gpu, 3000, None, None)
-    assert (rental.provider, rental.billing, rental.unit_price) == ("autodl", "on_demand", Decimal("2"))
+    assert (rental.offer.provider, rental.offer.billing, rental.unit_price) == (
+        "autodl",
+        "on_demand",
+        Decimal("2"),
+    )
     assert result.rent_total_cny == 6000
     assert result.rent_cny_per_gpu_hour == 2
     at_be, _ = rent_vs_buy(curve, gpu, result.break_even_hours, None, None)

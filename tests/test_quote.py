@@ -48,7 +48,7 @@ def test_three_providers_ranked_by_total_tencent_first(engine, tmp_path):
         ],
     )
     result = run(engine, gpu="A100", hours=500)
-    assert [o.provider for o in result.options] == ["tencent", "aliyun", "volcengine"]
+    assert [o.offer.provider for o in result.options] == ["tencent", "aliyun", "volcengine"]
     best = result.recommendation
     assert best.total_cny == Decimal("14320.00")
     assert best.cny_per_gpu_hour == Decimal("28.6400")
@@ -62,13 +62,13 @@ def test_monthly_wins_for_500_hours_but_on_demand_over_60_days(engine, tmp_path)
         [price_row(price="28.64"), price_row(billing="monthly", price="12948")],
     )
     month = run(engine, gpu="A100", hours=500)
-    assert month.recommendation.billing == "monthly"
+    assert month.recommendation.offer.billing == "monthly"
     assert month.recommendation.total_cny == Decimal("12948.00")
     assert month.recommendation.subscription_breakeven_hours_per_month == Decimal("452.1")
     assert len(month.options) == 1  # one instance, shown once on its cheapest mode
 
     spread = run(engine, gpu="A100", hours=500, days=60)
-    assert spread.recommendation.billing == "on_demand"
+    assert spread.recommendation.offer.billing == "on_demand"
     assert spread.recommendation.total_cny == Decimal("14320.00")
 
 
@@ -82,15 +82,15 @@ def test_whole_instances_are_paid_for(engine, tmp_path):
         ],
     )
     eight = run(engine, gpu="A100-40GB", hours=100, gpus=8)
-    assert eight.recommendation.instance_type == "EIGHT"
+    assert eight.recommendation.offer.instance_type == "EIGHT"
     assert eight.recommendation.instances == 1
     assert eight.recommendation.total_cny == Decimal("20000.00")
 
     four = run(engine, gpu="A100-40GB", hours=100, gpus=4)
-    assert four.recommendation.instance_type == "ONE"
+    assert four.recommendation.offer.instance_type == "ONE"
     assert four.recommendation.instances == 4
     assert four.recommendation.total_cny == Decimal("12000.00")
-    eight_for_four = next(o for o in four.options if o.instance_type == "EIGHT")
+    eight_for_four = next(o for o in four.options if o.offer.instance_type == "EIGHT")
     assert eight_for_four.idle_gpus == 4
 
 
@@ -108,10 +108,10 @@ def test_subscriptions_pay_whole_periods_covering_the_days(engine, tmp_path, mod
 def test_spot_only_when_asked_and_flagged(engine, tmp_path):
     load(engine, tmp_path, [price_row(price="28.64"), price_row(billing="spot", price="5")])
     default = run(engine, gpu="A100", hours=10)
-    assert [o.billing for o in default.options] == ["on_demand"]
+    assert [o.offer.billing for o in default.options] == ["on_demand"]
     spot = run(engine, gpu="A100", hours=10, billing=("spot",))
-    assert spot.recommendation.billing == "spot"
-    assert spot.recommendation.interruptible is True
+    assert spot.recommendation.offer.billing == "spot"
+    assert spot.recommendation.offer.interruptible is True
 
 
 def test_china_variants_only_on_request_and_labelled(engine, tmp_path):
@@ -130,12 +130,12 @@ def test_china_variants_only_on_request_and_labelled(engine, tmp_path):
         ],
     )
     plain = run(engine, gpu="A100", hours=10)
-    assert {o.gpu_model for o in plain.options} == {"A100-40GB"}
+    assert {o.offer.gpu_model for o in plain.options} == {"A100-40GB"}
     with_variants = run(engine, gpu="A100", hours=10, include_variants=True)
     first = with_variants.recommendation
-    assert first.gpu_model == "A800-80GB" and first.is_variant is True
+    assert first.offer.gpu_model == "A800-80GB" and first.offer.china_variant is True
     asked = run(engine, gpu="A800", hours=10)
-    assert asked.recommendation.is_variant is False
+    assert asked.recommendation.offer.china_variant is False
 
 
 def test_filters_provider_region_billing_and_top(engine, tmp_path):
@@ -151,14 +151,14 @@ def test_filters_provider_region_billing_and_top(engine, tmp_path):
             ),
         ],
     )
-    assert {o.provider for o in run(engine, gpu="A100", hours=10, providers=("Aliyun",)).options} == {
+    assert {o.offer.provider for o in run(engine, gpu="A100", hours=10, providers=("Aliyun",)).options} == {
         "aliyun"
     }
-    assert {o.region for o in run(engine, gpu="A100", hours=10, regions=("ap-shanghai",)).options} == {
+    assert {o.offer.region for o in run(engine, gpu="A100", hours=10, regions=("ap-shanghai",)).options} == {
         "ap-shanghai"
     }
     only_monthly = run(engine, gpu="A100", hours=10, billing=("monthly",))
-    assert [o.billing for o in only_monthly.options] == ["monthly"]
+    assert [o.offer.billing for o in only_monthly.options] == ["monthly"]
     top = run(engine, gpu="A100", hours=10, top=1)
     assert len(top.options) == 1 and top.considered == 3
 
@@ -168,7 +168,7 @@ def test_latest_observation_wins_and_history_is_summarised(engine, tmp_path):
     load(engine, tmp_path, rows)
     best = run(engine, gpu="A100", hours=10).recommendation
     assert best.unit_price == Decimal("25")
-    assert best.observed_at.date().isoformat() == "2026-10-20"
+    assert best.offer.observed_at.date().isoformat() == "2026-10-20"
     assert best.history is not None
     assert (best.history.min, best.history.median, best.history.max) == (
         Decimal(20),
@@ -236,7 +236,7 @@ def test_each_option_gets_history_from_its_own_window(engine, tmp_path):
         for day, p in [("2024-01-01", 50), ("2024-01-10", 40), ("2024-03-01", 45)]
     ]
     load(engine, tmp_path, rows)
-    options = {o.instance_type: o for o in run(engine, gpu="A100", hours=10).options}
+    options = {o.offer.instance_type: o for o in run(engine, gpu="A100", hours=10).options}
     assert options["GT4.4XLARGE96"].history.observations == 2
     old = options["OLD"]
     assert old.unit_price == Decimal(45)

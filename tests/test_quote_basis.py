@@ -12,9 +12,11 @@ from decimal import Decimal
 import pytest
 
 from db.queries import LatestPrice
+from planner.catalog import get_model
 from planner.config import load_config
 from planner.importer import import_csv
-from planner.quote import QuoteRequest, _cost, quote
+from planner.pricing import Job, job_cost, offer_of, shown_total
+from planner.quote import QuoteRequest, quote
 from planner.recent import Recent, summarise
 from tests.conftest import price_row, write_csv
 
@@ -54,12 +56,12 @@ STEADY = series("STEADY", [(20, 24)])
 def test_the_basis_decides_the_price_and_the_ranking(engine, tmp_path, basis, order, totals):
     load(engine, tmp_path, RISING + STEADY)
     result = run(engine, hours=100, price_basis=basis)
-    assert [o.instance_type for o in result.options] == order
-    by_type = {o.instance_type: o for o in result.options}
-    assert {k: str(o.total_cny) for k, o in by_type.items()} == totals
+    assert [o.offer.instance_type for o in result.options] == order
+    by_type = {o.offer.instance_type: o for o in result.options}
+    assert {k: str(shown_total(o.total_cny)) for k, o in by_type.items()} == totals
     rising, steady = by_type["RISING"], by_type["STEADY"]
     assert rising.price_basis == basis
-    assert rising.latest_unit_price == Decimal(25)
+    assert rising.offer.unit_price == Decimal(25)
     # One observation is not a history: STEADY is costed on its latest price whatever the basis.
     assert steady.price_basis == "latest" and steady.history is None
     assert rising.history.trend == "up"
@@ -88,8 +90,8 @@ def test_prices_older_than_the_window_are_left_out(engine, tmp_path):
 
 def test_top_is_applied_after_costing_on_the_basis(engine, tmp_path):
     load(engine, tmp_path, RISING + STEADY)
-    assert run(engine, hours=100, price_basis="min", top=1).options[0].instance_type == "RISING"
-    assert run(engine, hours=100, price_basis="latest", top=1).options[0].instance_type == "STEADY"
+    assert run(engine, hours=100, price_basis="min", top=1).options[0].offer.instance_type == "RISING"
+    assert run(engine, hours=100, price_basis="latest", top=1).options[0].offer.instance_type == "STEADY"
 
 
 def test_subscription_break_even_uses_the_basis_prices(engine, tmp_path):
@@ -123,11 +125,11 @@ def test_tencent_tiers_keep_their_ratio_on_another_basis():
         observed_at=dt.datetime(2026, 10, 20, tzinfo=dt.UTC), source=None, run_kind="refresh",
     )  # fmt: skip
     recent = Recent(30, 3, Decimal(15), Decimal(24), Decimal(30), Decimal(15), Decimal(30))
-    request = QuoteRequest(gpu="A100", hours=100, price_basis="min")
-    option = _cost(row, request, 5, FX, False, recent)
+    option = job_cost(offer_of(row, FX), Job.check(1, 100, 5, "min"), recent)
     # Half the base price on the min basis: every step halves too (96 h at 15, then 4 h at 10).
     assert option.total_cny == Decimal(96 * 15 + 4 * 10)
-    assert option.price_basis == "min" and option.latest_unit_price == Decimal(30)
+    assert option.price_basis == "min" and option.offer.unit_price == Decimal(30)
+    assert [str(t) for t in option.tiers_used] == ["0-96 h at 15.00", "96-100 h at 10.00"]
 
 
 def test_quote_and_rental_agree_on_the_median_basis(engine, tmp_path):
@@ -137,11 +139,8 @@ def test_quote_and_rental_agree_on_the_median_basis(engine, tmp_path):
     load(engine, tmp_path, series("EIGHT", [(1, 160), (10, 240), (20, 200)], gpu_count=8))
     quoted = run(engine, hours=50, gpus=8, price_basis="median").options[0]
     with engine.connect() as conn:
-        rows = [r for r in rental.queries.latest_prices(conn, gpu_models=["A100-40GB"])]
-        recent = rental.recent_prices(conn, rows)
-    rented = rental.rental_cost(
-        rows[0], 400, 8, FX, recent=recent[(rows[0].instance_id, "on_demand")], basis="median"
-    )
+        curve = rental.rental_curve(conn, get_model("A100-40GB"), 8, FX, basis="median")
+    rented = curve.cheapest(400)
     assert quoted.total_cny == rented.total_cny == Decimal("10000.00")
 
 

@@ -30,3 +30,17 @@ def test_readme_documents_every_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name in COMMANDS:
         assert f"`planner {name}`" in readme or f"`planner {name}" in readme, name
+
+
+def test_every_promise_names_tests_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What the planner promises", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| promise")
+    ]
+    assert len(rows) >= 14
+    for row in rows:
+        files = re.findall(r"`(tests/[\w/]+\.py)`", row)
+        assert files, row
+        for name in files:
+            assert (ROOT / name).is_file(), name

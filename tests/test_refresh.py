@@ -30,8 +30,8 @@ RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
 # Off in the packaged defaults until a user turns them on; the tests' config turns them on.
 OFF_BY_DEFAULT = ("ppio", "compshare")
-# What a replay with the packaged defaults (a `planner refresh` process) stores.
-STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
+# What a refresh run with the packaged defaults (the CLI, no test config) stores.
+EXPECTED_STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
 # A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
 REPLAY_DAYS = {
     name: dt.date.fromisoformat(entry["recorded_at"][:10])
@@ -181,10 +181,11 @@ def test_cli_refresh_then_quote_mixes_per_gpu_and_per_instance_prices(run_cli):
     assert volc["cny_per_gpu_hour"] == 29.6 and volc["total_cny"] == 23680
     # Aliyun gn8v-2x: 2 GPUs per instance, 4 instances at 71.58/h.
     assert (aliyun["gpus_per_instance"], aliyun["instances"], aliyun["cny_per_gpu_hour"]) == (2, 4, 35.79)
-    totals = [o["total_cny"] for o in doc["options"]]
+    # Cheapest first among the rentable options.
+    totals = [o["total_cny"] for o in doc["options"] if not o["unavailable"]]
     assert totals == sorted(totals)
-    # AutoDL has only 4 idle H20 for a job of 8: listed first, not recommended.
-    assert doc["options"][0]["provider"] == "autodl" and doc["options"][0]["unavailable"] is True
+    # AutoDL has only 4 idle H20 for a job of 8: listed last, not recommended.
+    assert doc["options"][-1]["provider"] == "autodl" and doc["options"][-1]["unavailable"] is True
     assert doc["recommendation"]["provider"] == "volcengine"
 
 
@@ -391,7 +392,9 @@ def test_concurrency_one_runs_providers_one_after_another(engine, tmp_path):
     lines: list[str] = []
     summary = refresh(engine, tmp_path, config, from_raw=RAW, progress=lines.append)
     assert summary.exit_code == 0
-    events = [line.split(":")[0] + (" start" if "started" in line else " end") for line in lines[1:]]
+    events = [
+        line.split(":")[0] + (" start" if "started" in line else " end") for line in lines[2:]
+    ]  # after "settings from", "refreshing"
     assert events == [f"{p} {e}" for p in EXPECTED_STORED for e in ("start", "end")]
 
 

@@ -31,7 +31,7 @@ from sqlalchemy import func, select, text, update
 
 from db.engine import make_engine
 from db.schema import availability, instances, prices, scrape_runs
-from tests.test_refresh import RAW, REPLAY_DAYS, STORED_BY_DEFAULT, refresh
+from tests.test_refresh import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
 
 pytestmark = pytest.mark.slow
 
@@ -215,7 +215,7 @@ def test_a_refresh_killed_anywhere_loses_nothing_and_the_next_one_completes(fres
         assert done.returncode == 0, f"{where}: the next refresh failed: {done.stdout}{done.stderr}"
         assert "database is locked" not in done.stderr
         after = assert_intact(engine, db_url, before, where + ", then refreshed")
-        for provider, count in STORED_BY_DEFAULT.items():
+        for provider, count in EXPECTED_STORED_BY_DEFAULT.items():
             assert sum(1 for r in after if r[0] == provider and r[4] == REPLAY_DAYS[provider]) == count, (
                 where,
                 provider,

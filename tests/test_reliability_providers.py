@@ -3,7 +3,8 @@
 Network faults go through a real loopback HTTP server (``FaultServer``) that serves the recorded
 replay (``tests/fixtures/raw``) the way the provider would, reached through ``[providers.<name>]
 base_url``, and breaks it: timeouts, connections reset mid-body, 429 with Retry-After, 5xx bursts,
-redirects to a login page, truncated, empty, non-JSON and HTML bodies. Payload faults edit the
+redirects to a login page, truncated, empty, non-JSON and HTML bodies, and a gzip bomb (an answer
+that decodes to more than the 64 MB a response may be). Payload faults edit the
 recorded answers: a price field renamed, the list of offers emptied, prices as strings, negative,
 absurd, or a hundred times too high.
 
@@ -21,6 +22,8 @@ What must hold every time:
 from __future__ import annotations
 
 import contextlib
+import functools
+import gzip
 import http.server
 import json
 import re
@@ -86,6 +89,8 @@ class FaultServer:
     ):
         self.provider, self.fault, self.first, self.retry_after = provider, fault, first, retry_after
         self.delay_s = delay_s  # for the "slow" fault: answer correctly, this much later
+        if fault == "gzipbomb":
+            gzip_bomb()  # made now: made inside an answer, it would take longer than the read timeout
         self.hosts = _hosts(provider)
         self.replayer = Replayer(RAW / provider)
         self.log: list[tuple[float, str, str, str]] = []
@@ -181,6 +186,8 @@ class FaultServer:
             )
         elif action == "empty":
             self._send(handler, 200, b"", headers)
+        elif action == "gzipbomb":
+            self._send(handler, 200, gzip_bomb(), {**headers, "Content-Encoding": "gzip"})
         else:
             raise AssertionError(action)
 
@@ -195,6 +202,12 @@ class FaultServer:
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         handler.wfile.write(body)
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """128 MB of zeros gzip-compressed to about 130 KB: past the 64 MB cap of a decoded answer."""
+    return gzip.compress(bytes(128 * 2**20), compresslevel=9)
 
 
 def live_config(tmp_path: Path, provider: str, base_url: str, retries: int):
@@ -277,6 +290,7 @@ LASTING = {
     "text": r"not (return )?JSON",
     "html": r"not (return )?JSON",
     "empty": r"not (return )?JSON",
+    "gzipbomb": r"answered more than 64 MB \(decoded\): refused",  # ~130 KB on the wire, 128 MB decoded
 }
 
 

@@ -264,14 +264,24 @@ def test_no_secret_reaches_output_logs_raw_files_reports_mail_or_the_database(
     )
 
 
-def test_an_smtp_server_echoing_the_password_does_not_leak_it(run_cli, tmp_path, monkeypatch, certificate):  # noqa: F811
+@pytest.mark.parametrize("form", ["as given", "base64 as AUTH PLAIN sends it"])
+def test_an_smtp_server_echoing_the_password_does_not_leak_it(
+    run_cli,
+    tmp_path,
+    monkeypatch,
+    certificate,  # noqa: F811
+    form,
+):
+    import base64
+
     password = SECRETS["PLANNER_SMTP_PASSWORD"]
+    echoed = password if form == "as given" else base64.b64encode(f"\0planner\0{password}".encode()).decode()
     monkeypatch.setenv("PLANNER_SMTP_PASSWORD", password)
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     monkeypatch.setattr("reports.mail.pause", lambda s: None)
 
     def echoing(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN202
-        return AuthResult(success=False, handled=False, message=f"535 5.7.8 password {password} rejected")
+        return AuthResult(success=False, handled=False, message=f"535 5.7.8 password {echoed} rejected")
 
     with smtp_server(
         Recorder(), tls_context=server_context(certificate), require_starttls=True, authenticator=echoing
@@ -281,7 +291,77 @@ def test_an_smtp_server_echoing_the_password_does_not_leak_it(run_cli, tmp_path,
             "--config", str(config), "report", "--out", str(tmp_path / "o"), "--email", "a@example.com"
         )
     assert result.exit_code == 1 and "refused the login" in result.stderr
-    assert not leaks(result.output), result.output
+    assert not leaks(result.output) and echoed not in result.output, result.output
+    assert "password *** rejected" in result.stderr
+
+
+def test_secret_forms_a_prefixed_token_is_scrubbed_as_it_is_sent(
+    run_cli, db_url, tmp_path, monkeypatch, echo_server
+):
+    """AutoDL's token given as "Bearer X" with spaces is sent as X: X is what must never come back."""
+    monkeypatch.setenv("AUTODL_TOKEN", f"  Bearer {SECRETS['AUTODL_TOKEN']}  ")
+    config = str(night_config(tmp_path, echo_server.base_url, 9))
+    written = {}
+    for args in (
+        ["refresh", "--provider", "autodl", "--save-raw", str(tmp_path / "raw")],
+        ["runs", "--format", "json", "--limit", "100"],
+    ):
+        result = run_cli("--config", config, *args)
+        written[" ".join(args[:1])] = result.output
+    assert SECRETS["AUTODL_TOKEN"] in "\n".join(echo_server.authorized), "the token was never sent"
+    for path in (tmp_path / "raw").rglob("*"):
+        if path.is_file():
+            written[path.name] = path.read_bytes().decode("utf-8", "replace")
+    written["database"] = database_text(db_url)
+    leaked = {where: leaks(text) for where, text in written.items() if leaks(text)}
+    assert not leaked, leaked
+
+
+def test_secret_forms_the_smtp_password_is_in_the_refresh_scrub_list(engine, tmp_path):
+    from tests.test_refresh import outcome, recordings, refresh, replay_copy
+
+    password = SECRETS["PLANNER_SMTP_PASSWORD"]
+    folder = replay_copy(tmp_path)
+    body = recordings(folder, "tencent", "/cgi/api")[-1]
+    body.write_text(f"<html>login {password} here</html>", encoding="utf-8")
+    summary = refresh(
+        engine, tmp_path, from_raw=folder, providers=["tencent"], env={"PLANNER_SMTP_PASSWORD": password}
+    )
+    tencent = outcome(summary, "tencent")
+    assert "did not return JSON" in tencent.error and "***" in tencent.error
+    assert not leaks(tencent.error) and not leaks(database_text(str(engine.url)))
+
+
+def test_secret_forms_a_proxy_password_in_base_url_is_never_shown(run_cli, db_url, tmp_path):
+    proxy_password = "Pr0xy-Secret-99zz"
+    config = tmp_path / "proxy.toml"
+    config.write_text(
+        f"[http]\nretries = 0\nconnect_timeout_s = 1\n[providers.tencent]\nbase_url = 'http://ops:{proxy_password}@127.0.0.1:9'\n",
+        encoding="utf-8",
+    )
+    outputs = [
+        run_cli("--config", str(config), *args).output
+        for args in (
+            ["refresh", "--provider", "tencent"],
+            ["providers"],
+            ["providers", "--format", "json"],
+            ["runs"],
+        )
+    ]
+    assert "ops:***@127.0.0.1:9" in outputs[1]
+    for text in [*outputs, database_text(db_url)]:
+        assert proxy_password not in text
+
+
+def test_secret_forms_a_database_password_with_an_unescaped_at_is_masked_whole(runner, tmp_path):
+    from planner.cli import cli
+    from planner.storage import display_url
+
+    url = "postgresql+psycopg://bob:s3cr@t-pa55@127.0.0.1:1/planner"
+    assert display_url(url) == "postgresql+psycopg://bob:***@127.0.0.1:1/planner"
+    result = runner.invoke(cli, ["--db", url, "prices"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "s3cr" not in result.output and "pa55" not in result.output
 
 
 def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_path, monkeypatch):

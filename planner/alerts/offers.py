@@ -1,8 +1,8 @@
 """The offers an alert rule is judged on: ``current_offers`` is the one door from alerts to prices.
 
 It reads the latest price and the current stock of every instance and billing mode the rule covers
-(``db.queries.latest_prices`` and ``current_availability``) and prices them per GPU-hour with
-``planner.value.cny_per_gpu_hour`` at today's [fx] rates, adding only what the rule's condition needs
+(``db.queries.latest_prices`` and ``current_availability``) and prices them per GPU-hour with the
+pricing core (``planner.pricing.Offer.cny_per_gpu_hour``) at today's [fx] rates, adding only what the rule's condition needs
 from history: the stock of the run before (``back_in_stock``), the median of the last days
 (``drop_percent``), whether the instance is new at its provider (``new_offers``). When the pricing core
 (``planner/pricing``) lands, this function is the one place to switch.
@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from db.queries import LatestPrice, current_availability, latest_prices, recent_prices
 from db.schema import availability, instances, prices, scrape_runs
 from planner.alerts.rules import Rule
-from planner.value import cny_per_gpu_hour
+from planner.pricing import offer_of
 
 SOLD_OUT = "sold_out"
 AVAILABLE = "available"
@@ -98,7 +98,7 @@ def current_offers(conn: Connection, rule: Rule, fx: Mapping[str, object]) -> li
                 gpu_model=r.gpu_model,
                 gpu_count=r.gpu_count,
                 billing=r.billing,
-                cny_per_gpu_hour=cny_per_gpu_hour(r.price, r.currency, r.billing, r.gpu_count, fx),
+                cny_per_gpu_hour=offer_of(r, fx).cny_per_gpu_hour,
                 observed_at=r.observed_at,
                 stock_status=now.stock_status if now else None,
                 idle_gpus=now.idle_gpus if now else None,
@@ -131,9 +131,7 @@ def _window_medians(
         ]
         if window:
             unit_median = Decimal(statistics.median(window))
-            out[(r.instance_id, r.billing)] = cny_per_gpu_hour(
-                unit_median, r.currency, r.billing, r.gpu_count, fx
-            )
+            out[(r.instance_id, r.billing)] = offer_of(r, fx).at_price(unit_median).cny_per_gpu_hour
     return out
 
 

@@ -1,5 +1,6 @@
 """What ``estimate``, ``plan`` and ``tco`` share on the command line: option types for the numbers people
-type (counts with suffixes such as ``7B`` and ``50K``, plain decimals) and the early name checks.
+type (counts with suffixes such as ``7B`` and ``50K``, plain decimals). Names (GPUs, providers, billing
+modes) are checked once, by ``planner.pricing.OfferQuery.build``.
 
 A value that is not a number, or a name we do not know, is one line with a hint (exit 2), before any
 database work.
@@ -56,14 +57,3 @@ class Number(click.ParamType):
                 f"e.g. {flag} {self.example}",
             )
         return number
-
-
-def check_names(providers: tuple[str, ...], billing: tuple[str, ...]) -> None:
-    """Refuse unknown provider or billing-mode names (with near names) before the database opens."""
-    from planner.billing import canonical_billing
-    from planner.providers import canonical_provider
-
-    for name in providers:
-        canonical_provider(name)
-    for name in billing:
-        canonical_billing(name)

@@ -104,14 +104,14 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
     # planner.value (and the database) only here: the catalog listing stays as quick as it was.
     from planner.value import check_options, models_for, value_ranking
 
-    sort = check_options(sort or "tflops", providers, billing)[0]  # refused before the database is opened
+    sort, offers = check_options(sort or "tflops", providers, billing)  # refused before the database opens
     models, left_out = models_for(query, include_variants)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
     with engine.connect() as conn:
         result = value_ranking(
-            conn, models, app.config.section("fx"), providers, billing, sort=sort, buy=buy, left_out=left_out
+            conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
         )
     if fmt == "json":
         click.echo(dumps_json(result.to_dict()))
@@ -188,6 +188,7 @@ VALUE_COLUMNS = (
     "source",
     "gpu_note",
     "sold_out",
+    "stock_state",
 )
 BUY_COLUMNS = (
     "purchase_price_cny",
@@ -243,7 +244,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
     if o:
         where = f"{o.provider} {short(o.instance_type, 26)} {o.billing}"
         where += "*" if o.gpu_note else ""
-        where += " (sold out)" if o.sold_out else ""
+        where += " (sold out)" if not o.availability.rentable else ""
     cells = [
         str(r.rank),
         r.gpu_model + ("(V)" if r.china_variant else ""),
@@ -280,7 +281,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
         "and those offers count as available."
     )
     ranked = result.ranked
-    if any(r.offer and r.offer.sold_out for r in ranked):
+    if any(r.offer and not r.offer.availability.rentable for r in ranked):
         notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
     if any(r.offer and r.offer.gpu_note for r in ranked):
         notes.append("* GPU model inferred from the instance family, not stated by the provider.")

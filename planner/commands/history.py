@@ -56,13 +56,10 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
 
         check_plot_path(plot_path)
     from db.queries import newest_price_day, price_history
-    from planner import catalog
-    from planner.billing import canonical_billing
-    from planner.providers import canonical_provider
+    from planner.pricing import OfferQuery
 
-    models = [s.model.name for s in catalog.resolve_query(gpu, include_variants)]
-    names = [canonical_provider(p) for p in providers]
-    modes = [canonical_billing(b) for b in billing]
+    query = OfferQuery.build([gpu], providers, (), billing, include_variants=include_variants)
+    models, names, modes = list(query.gpu_models), list(query.providers), list(query.billing)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)

@@ -57,22 +57,17 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
       planner prices --gpu 4090 --include-variants --format csv > prices.csv
     """
     from db.queries import current_availability, latest_prices
-    from planner import catalog
-    from planner.billing import canonical_billing
     from planner.commands.quote import stock_text
-    from planner.providers import canonical_provider
+    from planner.pricing import OfferQuery
 
-    models: list[str] = []
-    for query in gpus:
-        models.extend(s.model.name for s in catalog.resolve_query(query, include_variants))
-    provider_names = [canonical_provider(p) for p in providers]
-    modes = [canonical_billing(b) for b in billing]
+    query = OfferQuery.build(gpus, providers, regions, billing, include_variants=include_variants)
+    models, provider_names, modes = list(query.gpu_models), list(query.providers), list(query.billing)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
     with engine.connect() as conn:
         found = latest_prices(
-            conn, models or None, provider_names or None, list(regions) or None, modes or None
+            conn, models or None, provider_names or None, list(query.regions) or None, modes or None
         )
         stock = current_availability(conn, found)
     records: list[dict[str, Any]] = [

@@ -13,7 +13,8 @@ from planner.commands.options import (
     variants_option,
 )
 from planner.output import csv_text, dumps_json, money, short, table
-from planner.quote import Option, Quote, QuoteRequest
+from planner.pricing import Availability, JobCost, shown_total
+from planner.quote import Quote, QuoteRequest, option_dict
 from planner.recent import check_basis
 
 CSV_COLUMNS = (
@@ -31,8 +32,11 @@ CSV_COLUMNS = (
     "unit",
     "currency",
     "units_paid",
+    "tiers",
     "total_cny",
     "cny_per_gpu_hour",
+    "link",
+    "nvlink_gbps_bidir",
     "observed_at",
     "source",
     "from_snapshot",
@@ -41,6 +45,7 @@ CSV_COLUMNS = (
     "interruptible",
     "subscription_breakeven_hours_per_month",
     "median_unit_price",
+    "stock_state",
     "stock_status",
     "stock_idle_gpus",
     "stock_total_gpus",
@@ -93,7 +98,10 @@ def quote(
     """The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
 
     Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
-    whole subscription periods, Tencent's hourly tiers) and shown once, on its cheapest mode.
+    whole subscription periods, Tencent's hourly tiers, which the table notes) and shown once, on its
+    cheapest mode. Options sold out or short of idle GPUs at the provider's last refresh are listed
+    last and never recommended; totals within 0.5% (or 1 CNY) go to fewer machines, then the wider
+    NVLink.
     Spot prices appear only with --billing spot. China variants only with --include-variants.
     Each option shows its 30-day min-median-max and trend (up, down or flat); --price-basis median or
     min costs the job on those instead of the latest price, where an option has the history.
@@ -139,9 +147,10 @@ def quote(
         click.echo(render_table(result))
 
 
-def _csv_row(option: Option) -> dict[str, object]:
-    row = option.to_dict()
-    stock = option.availability
+def _csv_row(option: JobCost) -> dict[str, object]:
+    row = option_dict(option)
+    row["tiers"] = "; ".join(str(t) for t in option.tiers_used) or None
+    stock = option.offer.stock
     row["stock_status"] = stock.stock_status if stock else None
     row["stock_idle_gpus"] = stock.idle_gpus if stock else None
     row["stock_total_gpus"] = stock.total_gpus if stock else None
@@ -157,47 +166,53 @@ def _csv_row(option: Option) -> dict[str, object]:
     return row
 
 
-def stock_text(stock, needed: int = 1) -> str:  # noqa: ANN001 - db.queries.Availability | None
-    """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short)."""
+def stock_text(stock, needed: float = 1) -> str:  # noqa: ANN001 - a stock record, or None
+    """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short,
+    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.availability``."""
+    from planner.pricing import Stock, availability
+
     if stock is None:
         return "-"
+    state = availability(Stock.of(stock), needed)
+    total = f"/{stock.total_gpus}" if stock.total_gpus is not None else ""
+    if state is Availability.SOLD_OUT:
+        return f"sold out (0{total} idle)" if stock.idle_gpus == 0 else "sold out"
+    if state is Availability.NOT_ORDERABLE:
+        return f"idle {stock.idle_gpus}{total}, not orderable"
     if stock.idle_gpus is not None:
-        total = f"/{stock.total_gpus}" if stock.total_gpus is not None else ""
-        if not stock.idle_gpus:
-            return f"sold out (0{total} idle)"
-        short = f" (<{needed} needed)" if stock.idle_gpus < needed else ""
+        short = f" (<{needed:g} needed)" if state is Availability.SHORT else ""
         return f"idle now {stock.idle_gpus}{total}{short}"
-    return {"sold_out": "sold out", "available": "available"}.get(stock.stock_status or "", "-")
+    return "available" if state is Availability.AVAILABLE else "-"
 
 
 def render_table(result: Quote) -> str:
-    r = result.request
+    r, job = result.request, result.job
     models = ", ".join(result.gpu_models) + (
         f" + variants {', '.join(result.variants)}" if result.variants else ""
     )
-    lines = [f"Quote: {r.gpus} x {r.gpu} ({models}) for {r.hours:g} h over {result.days} day(s)"]
+    lines = [f"Quote: {job.gpus} x {r.gpu} ({models}) for {job.hours:g} h over {job.days} day(s)"]
     if not result.options:
         lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
         return "\n".join(lines)
-    if result.from_snapshot:
-        lines.append(
-            "Prices from the bundled snapshot (observed up to "
-            f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
-        )
+    lines.append(_dates_line(result))
     with_history = any(o.history for o in result.options)
-    if r.price_basis != "latest":
+    if job.price_basis != "latest":
         if with_history:
             lines.append(
-                f"Costed on each option's {r.history_days}-day {r.price_basis} price; '(latest)' marks "
+                f"Costed on each option's {job.history_days}-day {job.price_basis} price; '(latest)' marks "
                 "options with fewer than 2 prices in that window, costed on their latest price."
             )
         else:
             lines.append(
-                f"No option has 2 or more prices in its last {r.history_days} days: costed on the latest "
+                f"No option has 2 or more prices in its last {job.history_days} days: costed on the latest "
                 "prices (history builds up with each `planner refresh`)."
             )
-    with_stock = any(o.availability for o in result.options)
-    rows = [_row(i, o, with_stock, with_history, r) for i, o in enumerate(result.options, 1)]
+    with_stock = any(o.offer.stock for o in result.options)
+    with_link = any(o.gpus > 1 for o in result.options)
+    rows = [
+        _row(i, o, with_stock, with_history, with_link, job.price_basis)
+        for i, o in enumerate(result.options, 1)
+    ]
     headers = [
         "#",
         "provider",
@@ -205,43 +220,20 @@ def render_table(result: Quote) -> str:
         "instance",
         "gpu",
         "gpus x n",
+        *(["link"] if with_link else []),
         "billing",
         "unit price",
         "total CNY",
         "CNY/GPU-h",
         *(["stock"] if with_stock else []),
-        *([f"{r.history_days}d min-med-max", "trend"] if with_history else []),
+        *([f"{job.history_days}d min-med-max", "trend"] if with_history else []),
         "observed",
         "source",
     ]
-    lines.append(table(rows, headers, align_right=(0, 7, 8, 9)))
-    best = result.recommendation
-    assert best is not None
+    shift = 1 if with_link else 0
+    lines.append(table(rows, headers, align_right=(0, 7 + shift, 8 + shift, 9 + shift)))
     lines.append("")
-    passed = result.options[: result.options.index(best)]
-    if passed:
-        lines.append(
-            f"{len(passed)} cheaper option(s) sold out or short of idle GPUs at their last refresh "
-            f"(e.g. {passed[0].provider} {passed[0].instance_type}); not recommended."
-        )
-    lines.append(
-        f"Recommendation: {best.provider} {best.instance_type} ({best.region}), {best.instances} instance(s) "
-        f"on {best.billing}: CNY {money(best.total_cny)} in total, CNY {money(best.cny_per_gpu_hour)} per GPU-hour."
-    )
-    if best.subscription_breakeven_hours_per_month is not None:
-        lines.append(
-            f"On this instance a monthly subscription beats on-demand above "
-            f"{best.subscription_breakeven_hours_per_month} hours per month."
-        )
-    else:
-        other = next(
-            (o for o in result.options if o.subscription_breakeven_hours_per_month is not None), None
-        )
-        if other:
-            lines.append(
-                f"On {other.provider} {other.instance_type}, monthly beats on-demand above "
-                f"{other.subscription_breakeven_hours_per_month} hours per month."
-            )
+    lines.extend(_recommendation_lines(result))
     notes = _notes(result.options)
     if notes:
         lines.append("")
@@ -251,57 +243,151 @@ def render_table(result: Quote) -> str:
     return "\n".join(lines)
 
 
-def _row(index: int, o: Option, with_stock: bool, with_history: bool, r: QuoteRequest) -> list[str]:
+def _dates_line(result: Quote) -> str:
+    """When the options shown were priced, and how many of them come from the bundled snapshot (only
+    those: imported and refreshed prices are not the snapshot)."""
+    assert result.observed_between is not None
+    first, last = result.observed_between
+    line = f"Prices observed {first:%Y-%m-%d}" + ("" if first == last else f" to {last:%Y-%m-%d}")
+    snapshot = result.snapshot_options
+    if snapshot:
+        everyone = "all" if snapshot == len(result.options) else f"{snapshot} of {len(result.options)}"
+        line += f"; {everyone} from the bundled snapshot: run `planner refresh` for today's prices"
+    return line + "."
+
+
+def _recommendation_lines(result: Quote) -> list[str]:
+    best = result.recommendation
+    if best is None:
+        first = result.options[0]
+        return [
+            f"Recommendation: none: {result.no_recommendation}. The cheapest, {first.offer.provider} "
+            f"{first.offer.instance_type} ({first.offer.region}), is {_state(first)}: CNY "
+            f"{shown_total(first.total_cny):,} in total when it can be rented again."
+        ]
+    lines = []
+    passed = result.passed_over
+    if passed:
+        lines.append(
+            f"{len(passed)} cheaper option(s) sold out or short of idle GPUs at their last refresh "
+            f"(e.g. {passed[0].offer.provider} {passed[0].offer.instance_type}, {_state(passed[0])}); "
+            "not recommended."
+        )
+    o = best.offer
+    lines.append(
+        f"Recommendation: {o.provider} {o.instance_type} ({o.region}), {best.instances} instance(s) "
+        f"on {o.billing}: CNY {shown_total(best.total_cny):,} in total, "
+        f"CNY {money(best.cny_per_gpu_hour)} per GPU-hour ({_state(best)})."
+    )
+    if best.subscription_breakeven_hours_per_month is not None:
+        lines.append(
+            f"On this instance a monthly subscription beats on-demand above "
+            f"{best.subscription_breakeven_hours_per_month} hours per month"
+            + (" (with its hourly tiers)." if o.tiers else ".")
+        )
+    else:
+        other = next(
+            (x for x in result.options if x.subscription_breakeven_hours_per_month is not None), None
+        )
+        if other:
+            lines.append(
+                f"On {other.offer.provider} {other.offer.instance_type}, monthly beats on-demand above "
+                f"{other.subscription_breakeven_hours_per_month} hours per month."
+            )
+    return lines
+
+
+def _state(o: JobCost) -> str:
+    """The option's stock in words: "available at the last refresh", "sold out (0/32 idle) at the
+    last refresh", "stock not stated by the provider"."""
+    if o.availability is Availability.UNKNOWN:
+        return "stock not stated by the provider"
+    return f"{stock_text(o.offer.stock, o.gpus)} at the last refresh"
+
+
+def _unit_price(o: JobCost, fell_back: str) -> str:
+    currency = "" if o.offer.currency == "CNY" else f" {o.offer.currency}"
+    return f"{money(o.unit_price)}{currency}/{o.offer.unit}{fell_back}" + ("†" if o.tiers_used else "")
+
+
+def _row(
+    index: int, o: JobCost, with_stock: bool, with_history: bool, with_link: bool, basis: str
+) -> list[str]:
+    offer = o.offer
     marks = (
-        ("*" if o.gpu_note else "") + ("(V)" if o.is_variant else "") + ("(spot)" if o.interruptible else "")
+        ("*" if offer.gpu_note else "")
+        + ("(V)" if offer.china_variant else "")
+        + ("(spot)" if offer.interruptible else "")
     )
     history = "-"
     if o.history:
         history = f"{money(o.history.min)}-{money(o.history.median)}-{money(o.history.max)}"
-    fell_back = " (latest)" if with_history and o.price_basis != r.price_basis else ""
+    fell_back = " (latest)" if with_history and o.price_basis != basis else ""
+    total = shown_total(o.total_cny)
     return [
         str(index),
-        o.provider,
-        short(o.region, 16),
-        short(o.instance_type, 26),
-        o.gpu_model + marks,
-        f"{o.gpus_per_instance:g} x {o.instances}",
-        o.billing,
-        f"{money(o.unit_price)}/{o.unit}{fell_back}",
-        money(o.total_cny),
+        offer.provider,
+        short(offer.region, 16),
+        short(offer.instance_type, 26),
+        offer.gpu_model + marks,
+        f"{offer.gpus_per_instance:g} x {o.instances}",
+        *([o.link[0] or "-"] if with_link else []),
+        offer.billing,
+        _unit_price(o, fell_back),
+        f"{total:,}",  # as many places as shown_total keeps
         money(o.cny_per_gpu_hour),
-        *([stock_text(o.availability, r.gpus)] if with_stock else []),
+        *([stock_text(offer.stock, o.gpus)] if with_stock else []),
         *([history, o.history.trend if o.history else "-"] if with_history else []),
-        f"{o.observed_at:%Y-%m-%d}",
-        short(o.source, 40),
+        f"{offer.observed_at:%Y-%m-%d}",
+        short(offer.source, 40),
     ]
 
 
-def _notes(options: tuple[Option, ...]) -> list[str]:
+def _notes(options: tuple[JobCost, ...]) -> list[str]:
     notes = []
-    if any(o.gpu_note for o in options):
+    offers = [o.offer for o in options]
+    if any(o.gpu_note for o in offers):
         notes.append(
             "* GPU model inferred, not stated by the source: "
-            + "; ".join(sorted({o.gpu_note for o in options if o.gpu_note}))
+            + "; ".join(sorted({o.gpu_note for o in offers if o.gpu_note}))
         )
-    if any(o.is_variant for o in options):
+    if any(o.china_variant for o in offers):
         notes.append(
             "(V) China variant of the GPU asked for (cut interconnect or compute, or rebuilt with more memory)."
         )
-    if any(o.interruptible for o in options):
+    if any(o.interruptible for o in offers):
         notes.append("(spot) interruptible: the provider can reclaim the instance at any time.")
-    if any(o.median_unit_price is not None for o in options):
+    tiered = [(i, o) for i, o in enumerate(options, 1) if o.tiers_used]
+    if tiered:
+        notes.append(
+            "† hourly tiers applied (Tencent: the price steps down after 96 and 360 hours): "
+            + "; ".join(f"#{i} {', '.join(str(t) for t in o.tiers_used)}" for i, o in tiered)
+            + "."
+        )
+    foreign = sorted({o.currency for o in offers if o.currency != "CNY"})
+    if foreign:
+        notes.append(
+            f"Unit prices in {', '.join(foreign)} are converted at the [fx] rate of your config for the "
+            "CNY totals."
+        )
+    if any(o.median_unit_price is not None for o in offers):
         notes.append(
             "A marketplace price (AutoDL) is the cheapest listing for one GPU; "
             "`--format json` gives the median listing too (median_unit_price)."
         )
-    if any(o.availability for o in options):
+    if any(o.stock for o in offers):
         notes.append(
             "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
-            "machines of up to 8 GPUs, and a multi-GPU job needs its GPUs on one machine."
+            "machines of up to 8 GPUs, and a multi-GPU job needs its GPUs on one machine. Options that "
+            "cannot be rented now are listed last and never recommended."
         )
     if any(o.idle_gpus for o in options):
         notes.append(
             "'gpus x n' is GPUs per instance x instances; whole instances are paid for, idle GPUs included."
+        )
+    if any(o.gpus > 1 for o in options):
+        notes.append(
+            "'link': how the GPUs talk ('+ network' and 'network only': between instances, over the "
+            "provider's network). Totals within 0.5% (or 1 CNY) go to fewer machines, then the wider NVLink."
         )
     return notes

@@ -283,6 +283,7 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
       planner providers --check
       planner providers --check -v     # also print the request sent to each
     """
+    from scrapers.recording import redact_url  # a proxy's password is never shown
     from scrapers.registry import PROVIDERS
 
     if check:
@@ -305,7 +306,7 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
                 "sees": mode.sees,
                 "to_see_more": list(mode.unlock_env),
                 "credential_help": getattr(cls, "credential_help", ""),
-                "base_url": section.get("base_url") or None,
+                "base_url": redact_url(section["base_url"]) if section.get("base_url") else None,
                 "regions": list(section.get("regions") or []),
                 **({"charge_types": list(section["charge_types"])} if "charge_types" in section else {}),
             }
@@ -342,6 +343,7 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
     click.echo(
         "Set credentials in the environment only (never in config.toml); `planner refresh` reads them."
     )
+    click.echo(f"Settings from: {app.config.sources()}")  # a ./config.toml found here is named
 
 
 def _last_refresh(app, names: Sequence[str]) -> dict[str, str]:  # noqa: ANN001

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from planner.commands.arguments import Count, Number, check_names
+from planner.commands.arguments import Count, Number
 from planner.commands.options import billing_option, format_option, provider_option
 from planner.output import csv_text, dumps_json, money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.rental import Rental
+    from planner.pricing import JobCost
     from planner.tco import TcoResult
 
 
@@ -93,8 +93,9 @@ def tco(
     """
     from planner import catalog
     from planner import rental as renting
+    from planner.pricing import OfferQuery
     from planner.recent import check_basis
-    from planner.tco import settings_for
+    from planner.tco import check_tco, rent_vs_buy, settings_for
     from planner.tco import tco as run_tco
 
     model = catalog.get_model(catalog.canonical_name(gpu))
@@ -116,8 +117,8 @@ def tco(
         basis = check_basis(price_basis)
     else:
         basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
-    renting.check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
-    check_names(providers, billing)
+    check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
+    query = OfferQuery.build((), providers, (), billing)
     rental = None
     if rent_price is not None:
         result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
@@ -127,16 +128,12 @@ def tco(
         if loaded:
             click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
         with engine.connect() as conn:
-            curve = renting.rental_curve(
-                conn, model, gpus, app.config.section("fx"), basis, providers, billing
-            )
-        result, rental = renting.rent_vs_buy(
-            curve, model, hours, utilization, years_value, origins=origins, **buy
-        )
+            curve = renting.rental_curve(conn, model, gpus, app.config.section("fx"), basis, query)
+        result, rental = rent_vs_buy(curve, model, hours, utilization, years_value, origins=origins, **buy)
     if fmt == "json":
         doc = result.to_dict()
-        doc["rental"] = rental.to_dict() if rental else None
-        doc["from_snapshot"] = bool(rental and rental.from_snapshot)
+        doc["rental"] = renting.rental_dict(rental) if rental else None
+        doc["from_snapshot"] = bool(rental and rental.offer.from_snapshot)
         click.echo(dumps_json(doc))
     elif fmt == "csv":
         click.echo(csv_text([_tco_row(result, rental)], TCO_COLUMNS), nl=False)
@@ -152,9 +149,12 @@ TCO_COLUMNS = (
 )  # fmt: skip
 
 
-def _tco_row(result: TcoResult, rental: Rental | None) -> dict[str, Any]:
+def _tco_row(result: TcoResult, rental: JobCost | None) -> dict[str, Any]:
     row = result.to_dict()
     if rental is not None:
+        from planner.rental import rental_dict
+
+        described = rental_dict(rental)
         for key in (
             "provider",
             "region",
@@ -164,11 +164,11 @@ def _tco_row(result: TcoResult, rental: Rental | None) -> dict[str, Any]:
             "observed_at",
             "from_snapshot",
         ):
-            row[f"rent_{key}"] = getattr(rental, key)
+            row[f"rent_{key}"] = described[key]
     return row
 
 
-def render_tco(r: TcoResult, rental: Rental | None, basis: str = "median") -> str:
+def render_tco(r: TcoResult, rental: JobCost | None, basis: str = "median") -> str:
     lines = [
         f"Rent or buy {r.gpus} x {r.gpu}: {r.hours:,.0f} busy hours per GPU over {r.years:g} years "
         f"({r.utilization:.0%} utilisation)",
@@ -190,12 +190,16 @@ def render_tco(r: TcoResult, rental: Rental | None, basis: str = "median") -> st
         f"= {money(r.buy_total_cny, 0)} CNY"
     )
     if rental is not None:
-        lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {rental.describe()}")
+        from planner.rental import describe
+
+        lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {describe(rental)}")
         if basis != "latest" and rental.price_basis == "latest":
             lines.append(f"            (no 30-day history for a {basis}: the latest price)")
-        if rental.unavailable:
+        if not rental.rentable:
             lines.append("            (sold out at the provider's last refresh, like every other offer)")
-        if rental.from_snapshot:
+        if rental.tiers_used:
+            lines.append("            (hourly tiers: " + ", ".join(str(t) for t in rental.tiers_used) + ")")
+        if rental.offer.from_snapshot:
             lines.append("            (run `planner refresh` for today's prices)")
     else:
         lines.append(f"Renting:    {money(r.rent_cny_per_gpu_hour)} CNY per GPU-hour (--rent-price)")

@@ -51,6 +51,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
 
     from planner.alerts.rules import load_rules
     from planner.schedule import (
+        BoundedJob,
         crontab_trigger,
         every_seconds,
         log_path,
@@ -75,7 +76,8 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     with logging_to(path, settings["timezone"]):
         refresh = partial(refresh_step, verbose=True) if verbose else None
         if once:
-            click.get_current_context().exit(run_job(app, refresh=refresh))
+            code = BoundedJob(lambda: run_job(app, refresh=refresh), settings["job_timeout_s"])()
+            click.get_current_context().exit(1 if code is None else code)  # None: abandoned, timed out
         from planner.schedule import log, run_scheduler
 
         log.info(
@@ -99,6 +101,8 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
             int(settings["misfire_grace_s"]),
             lambda: run_job(app, refresh=refresh),
             stock=stock,
+            job_timeout_s=float(settings["job_timeout_s"]),
+            stop_wait_s=float(settings["stop_wait_s"]),
         )
 
 

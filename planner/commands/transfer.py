@@ -2,11 +2,14 @@
 
 A database that refuses the import's write (full disk, read-only file or server) is a one-line error;
 the import is one transaction, so nothing of the file is stored. ``export --out`` writes a temporary
-file beside the target and renames it, so the file is whole or untouched.
+file beside the target and renames it, so the file is whole or untouched; a target that is not a
+regular file (a FIFO, ``/dev/stdout``, a terminal) is written in place instead, never replaced by a
+file, and a block device or a socket is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -110,7 +113,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     from planner.importer import EXPORT_COLUMNS
     from planner.output import neutralise, to_jsonable
     from planner.providers import canonical_provider
-    from reports.files import written_whole
+    from reports.files import is_special, written_whole
 
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]
@@ -134,16 +137,19 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     try:
         if not out:
             count = write(sys.stdout)
+        elif is_special(Path(out)):
+            with _open_in_place(Path(out)) as fh:
+                count = write(fh)
         else:
-            with written_whole(Path(out)) as tmp:
+            with contextlib.ExitStack() as stack:
                 try:
-                    fh = open(tmp, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+                    tmp = stack.enter_context(written_whole(Path(out)))
                 except OSError as err:
                     raise UsageError(
                         f"cannot write {out!r}: {err.strerror}",
                         hint="check that the folder exists and is writable",
                     ) from None
-                with fh:
+                with open(tmp, "w", encoding="utf-8", newline="") as fh:
                     count = write(fh)
     except OSError as err:
         raise PlannerError(
@@ -152,6 +158,22 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
         ) from None
     if out:
         click.echo(f"Exported {count} price observation(s) to {out}.", err=True)
+
+
+def _open_in_place(path: Path) -> TextIO:
+    """A FIFO or character device (``/dev/stdout``, a terminal) opened to write in place; anything else
+    that is not a regular file is a UsageError (writing CSV onto a disk device is never meant)."""
+    import stat
+
+    from planner.errors import UsageError
+
+    mode = path.stat().st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        raise UsageError(
+            f"cannot write {str(path)!r}: it is not a regular file, a pipe or a terminal",
+            hint="give --out a file name (or leave it out to write to standard output)",
+        )
+    return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - the caller closes it
 
 
 def _first_line(err: Exception) -> str:

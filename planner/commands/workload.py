@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from planner.commands.arguments import Count, Number, check_names
+from planner.commands.arguments import Count, Number
 from planner.commands.options import billing_option, format_option, gpu_filter_option, provider_option
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
@@ -415,12 +415,12 @@ def plan(
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
     from planner import plan as planning
+    from planner.pricing import OfferQuery
 
     job = planning.Workload(**workload)
     job.on()  # refuse a bad workload before touching the database
     planning.check_plan_filters(gpus_max, budget, deadline_hours)
-    planning.models_for(gpus)
-    check_names(providers, billing)
+    query = OfferQuery.build(gpus, providers, (), billing)
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
@@ -432,9 +432,7 @@ def plan(
             gpus_max=gpus_max,
             budget_cny=budget,
             deadline_hours=float(deadline_hours) if deadline_hours is not None else None,
-            gpus=gpus,
-            providers=providers,
-            billing=billing,
+            query=query,
             history_days=app.config.section("quote")["history_days"],
         )
     if fmt == "json":
@@ -456,8 +454,11 @@ PLAN_COLUMNS = (
 
 
 def _plan_row(rank: int, o: Any) -> dict[str, Any]:
+    from planner.rental import rental_dict
+
     r = o.rental
-    row = {k: getattr(r, k) for k in PLAN_COLUMNS if hasattr(r, k)}
+    described = rental_dict(r)
+    row = {k: described[k] for k in PLAN_COLUMNS if k in described}
     row.update(
         rank=rank,
         gpu_model=o.estimate.gpu,
@@ -467,7 +468,7 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         mfu=o.estimate.mfu,
         fastest=o.fastest,
         pareto=o.pareto,
-        trend=r.recent.trend if r.recent else None,
+        trend=r.history.trend if r.history else None,
         cny_per_million_tokens=o.cny_per_million_tokens,
     )
     row["link"], row["nvlink_gbps_bidir"] = o.link
@@ -487,7 +488,7 @@ def render_plan(p: Plan) -> str:
     if filters:
         lines.append("Limits: " + ", ".join(filters))
     if p.from_snapshot:
-        first = min(o.rental.observed_at for o in p.options)
+        first = min(o.rental.offer.observed_at for o in p.options)
         lines.append(
             f"Prices from the bundled snapshot (observed {first:%Y-%m-%d} to {p.as_of:%Y-%m-%d}); "
             "run `planner refresh` for today's prices."
@@ -513,11 +514,17 @@ def render_plan(p: Plan) -> str:
                 "Serving GPU counts are 1, 2, 4, 8 or multiples of 8, what tensor parallelism can split."
             )
         lines += ["", table(rows, headers, align_right=right)]
-        best, fastest = p.options[0], next(o for o in p.options if o.fastest)
-        lines += ["", f"Cheapest: {_option_line(best)}"]
+        best, fastest = p.cheapest, next(o for o in p.options if o.fastest)
+        if best is None:
+            lines += ["", "Cheapest: none can be rented now: every option is sold out or short of idle GPUs "
+                      f"at its provider's last refresh (the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
+        else:
+            lines += ["", f"Cheapest: {_option_line(best)}"]
         if fastest is not best:
-            lines.append(f"Fastest:  {_option_line(fastest)}")
-        pareto = [o.rental.gpu_model for o in p.options if o.pareto]
+            lines.append(
+                f"Fastest:  {_option_line(fastest)}" + ("" if fastest.rental.rentable else " (sold out)")
+            )
+        pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
     reasons: dict[str, list[str]] = {}
     for ex in p.excluded:
@@ -551,23 +558,23 @@ def render_plan(p: Plan) -> str:
 def _plan_table_row(rank: int, o: Any) -> list[str]:
     r = o.rental
     marks = ", ".join(
-        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", r.unavailable)) if on
+        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", not r.rentable)) if on
     )
     return [
         str(rank),
-        o.estimate.gpu + ("*" if r.gpu_note else ""),
+        o.estimate.gpu + ("*" if r.offer.gpu_note else ""),
         str(r.gpus),
-        f"{r.instances} x {r.gpus_per_instance}",
+        f"{r.instances} x {r.offer.gpus_per_instance:g}",
         o.link[0] or "-",
         f"{r.hours:,.1f}",
-        r.provider,
-        short(r.region, 14),
-        short(r.instance_type, 24),
-        r.billing + (" (spot)" if r.interruptible else ""),
+        r.offer.provider,
+        short(r.offer.region, 14),
+        short(r.offer.instance_type, 24),
+        r.offer.billing + (" (spot)" if r.offer.interruptible else ""),
         money(r.total_cny),
         money(r.cny_per_gpu_hour),
-        r.recent.trend if r.recent else "-",
-        f"{r.observed_at:%Y-%m-%d}",
+        r.history.trend if r.history else "-",
+        f"{r.offer.observed_at:%Y-%m-%d}",
         marks,
     ]
 
@@ -577,7 +584,7 @@ def _option_line(o: Any) -> str:
     link = f"; {o.link[0]}" if o.link[0] else ""
     return (
         f"{r.gpus} x {o.estimate.gpu} for {r.hours:,.1f} h, CNY {money(r.total_cny)} "
-        f"({r.instances} x {r.provider} {r.instance_type}, {r.billing}{link})"
+        f"({r.instances} x {r.offer.provider} {r.offer.instance_type}, {r.offer.billing}{link})"
     )
 
 

@@ -1,0 +1,173 @@
+"""The pricing core's rules, each once: stock, ties, tiers and the break-even, the filter, money shown."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+
+from planner.errors import UnknownNameError, UsageError
+from planner.pricing import (
+    Availability,
+    Job,
+    Offer,
+    OfferQuery,
+    Stock,
+    availability,
+    breakeven_hours,
+    is_tie,
+    job_cost,
+    rank_costs,
+    shown_total,
+    tier_uses,
+)
+
+NOW = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+
+
+def offer(**changes) -> Offer:
+    base = dict(
+        instance_id=1, provider="aliyun", region="cn-beijing", instance_type="X", gpu_model="A100-80GB",
+        gpus_per_instance=1.0, billing="on_demand", unit_price=Decimal(10), unit="hour", currency="CNY",
+        cny_per_currency=Decimal(1), observed_at=NOW, source=None, from_snapshot=False,
+    )  # fmt: skip
+    base.update(changes)
+    return Offer(**base)  # type: ignore[arg-type]
+
+
+def stock(status=None, idle=None, total=None, orderable=None) -> Stock:
+    return Stock(status, idle, total, NOW, orderable)
+
+
+@pytest.mark.parametrize(
+    ("given", "needed", "state"),
+    [
+        (None, 1, Availability.UNKNOWN),  # most offers state nothing: rentable
+        (stock("available"), 8, Availability.AVAILABLE),
+        (stock("low"), 1, Availability.AVAILABLE),
+        (stock("sold_out"), 1, Availability.SOLD_OUT),
+        (stock(None, 0, 32), 1, Availability.SOLD_OUT),
+        (stock(None, 4, 32), 8, Availability.SHORT),
+        (stock(None, 8, 32), 8, Availability.AVAILABLE),
+        (stock(None, 8, 32, orderable=2), 4, Availability.NOT_ORDERABLE),  # AutoDL gpu_order_num
+        (stock(None, 8, 32, orderable=4), 4, Availability.AVAILABLE),
+        (stock("unknown"), 1, Availability.UNKNOWN),
+    ],
+)
+def test_one_availability_rule(given, needed, state):
+    assert availability(given, needed) is state
+    assert state.rentable == (state in (Availability.AVAILABLE, Availability.UNKNOWN))
+
+
+def test_an_offer_is_judged_for_one_instance_and_a_job_for_its_gpus():
+    eight = offer(gpus_per_instance=8.0, stock=stock(None, 4, 32))
+    assert eight.availability is Availability.SHORT  # one instance needs 8 idle GPUs
+    four = job_cost(offer(stock=stock(None, 4, 32)), Job.check(4, 10))
+    assert four.availability is Availability.AVAILABLE and four.rentable
+
+
+def test_tiers_are_paid_like_tax_brackets_and_named():
+    tiers = [(96, Decimal(20)), (360, Decimal(10))]
+    total, used = tier_uses(Decimal(30), tiers, Decimal(500))
+    assert total == 96 * 30 + 264 * 20 + 140 * 10
+    assert [str(t) for t in used] == ["0-96 h at 30.00", "96-360 h at 20.00", "360-500 h at 10.00"]
+    cost = job_cost(offer(unit_price=Decimal(30), tiers=tuple(tiers)), Job.check(1, 50))
+    assert cost.tiers_used == ()  # one step only: nothing to explain
+
+
+def test_tier_aware_breakeven_agrees_with_the_tiered_total():
+    """Tencent's A100-40GB: 28.64/h, 27.20/h after 96 h, 12,948 a month."""
+    hourly = offer(provider="tencent", unit_price=Decimal("28.64"), tiers=((96, Decimal("27.20")),))
+    monthly = offer(provider="tencent", billing="monthly", unit="month", unit_price=Decimal(12948))
+    hours = breakeven_hours(hourly, monthly)
+    assert hours == Decimal("470.9")  # the flat ratio would say 452.1, below a 460 h job the tiers win
+    at = job_cost(hourly, Job.check(1, float(hours))).total_cny
+    assert abs(at - 12948) < 3  # the tiered cost at the break-even is the monthly price
+    assert (
+        job_cost(hourly, Job.check(1, 460, 30)).total_cny < job_cost(monthly, Job.check(1, 460, 30)).total_cny
+    )
+    assert breakeven_hours(offer(unit_price=Decimal(10)), replace(monthly, unit_price=Decimal(3650))) == 365
+
+
+def test_a_foreign_price_is_costed_at_its_rate():
+    usd = offer(currency="USD", unit_price=Decimal(2), cny_per_currency=Decimal("7.1"))
+    assert usd.cny_per_gpu_hour == Decimal("14.2")
+    assert job_cost(usd, Job.check(1, 10)).total_cny == Decimal("142.0")
+
+
+def cost_of(total: str, instances: int, gpus_per_instance: float, name: str, provider: str = "aliyun"):
+    gpus = int(instances * gpus_per_instance)
+    price = Decimal(total) / instances
+    o = offer(instance_type=name, gpus_per_instance=gpus_per_instance, unit_price=price, provider=provider)
+    return job_cost(o, Job.check(gpus, 1))
+
+
+def test_near_equal_totals_go_to_fewer_machines_then_nvlink():
+    four_pairs = cost_of("138966.00", 4, 2, "2x4")
+    one_eight = cost_of("138966.50", 1, 8, "8x1")
+    assert [c.offer.instance_type for c in rank_costs([four_pairs, one_eight])] == ["8x1", "2x4"]
+    far = cost_of("130000", 4, 2, "2x4-cheap")  # 6% cheaper: the price decides
+    assert rank_costs([one_eight, far])[0] is far
+    assert is_tie(Decimal(1000), Decimal(1005)) and not is_tie(Decimal(1000), Decimal("1005.01"))
+    assert is_tie(Decimal("0.004"), Decimal("0.9"))  # within 1 CNY
+
+
+def test_rank_puts_what_cannot_be_rented_last():
+    cheap = job_cost(offer(instance_type="cheap", stock=stock("sold_out")), Job.check(1, 10))
+    dear = job_cost(offer(instance_type="dear", unit_price=Decimal(50)), Job.check(1, 10))
+    assert rank_costs([cheap, dear]) == [dear, cheap]
+
+
+def test_tiny_totals_are_ranked_unrounded_and_shown_with_places():
+    totals = [Decimal("0.003474"), Decimal("0.002864"), Decimal("0.000368")]
+    costs = [
+        job_cost(offer(instance_id=i, unit_price=t * 10000), Job.check(1, 0.0001))
+        for i, t in enumerate(totals)
+    ]
+    assert [c.total_cny for c in rank_costs(costs)] == sorted(totals)
+    assert [str(shown_total(t)) for t in sorted(totals)] == ["0.0003680", "0.002864", "0.003474"]
+    assert str(shown_total(Decimal("12650.2399"))) == "12650.24"
+
+
+def test_the_filter_is_checked_once_with_near_names():
+    query = OfferQuery.build(["A100"], ["Aliyun", "autodl"], [" cn-beijing "], ["payg", "monthly"])
+    assert query.gpu_models == ("A100-40GB", "A100-80GB") and not query.variants
+    assert (query.providers, query.regions, query.billing) == (
+        ("aliyun", "autodl"),
+        ("cn-beijing",),
+        ("on_demand", "monthly"),
+    )
+    assert OfferQuery.build(["A100"], include_variants=True).variants == {"A800-80GB"}
+    with pytest.raises(UnknownNameError, match="tencnet"):
+        OfferQuery.build(providers=["tencnet"])
+    with pytest.raises(UnknownNameError):
+        OfferQuery.build(billing=["montly"])
+
+
+def test_the_filter_admits_spot_and_vgpu_only_when_asked():
+    assert not OfferQuery().admits(offer(billing="spot"))
+    assert OfferQuery(billing=("spot",)).admits(offer(billing="spot"))
+    assert not OfferQuery().admits(offer(gpus_per_instance=0.5))
+    assert OfferQuery(vgpu=True).admits(offer(gpus_per_instance=0.5))
+
+
+def test_the_filter_scopes_regions_by_planner_regions():
+    beijing, hongkong = offer(region="cn-beijing"), offer(region="cn-hongkong")
+    assert [OfferQuery(scope="mainland").admits(o) for o in (beijing, hongkong)] == [True, False]
+    assert [OfferQuery(scope="overseas").admits(o) for o in (beijing, hongkong)] == [False, True]
+    assert all(OfferQuery().admits(o) for o in (beijing, hongkong))  # "all" until issue 16 says otherwise
+    assert OfferQuery.build(scope=" Mainland ").scope == "mainland"
+    with pytest.raises(UnknownNameError):
+        OfferQuery.build(scope="mainlnd")
+
+
+def test_a_job_is_checked_once():
+    assert Job.check(8, 300, 30) == Job(8, 300.0, 30)
+    assert Job.check(1, 25).days == 2
+    for bad in (dict(gpus=1, hours=0), dict(gpus=0, hours=1), dict(gpus=1, hours=49, days=2)):
+        with pytest.raises(UsageError):
+            Job.check(**bad)  # type: ignore[arg-type]
+    assert Job.of_work(offer(gpus_per_instance=8.0), 800, 3) == Job(8, 100.0, 5)
+    assert Job.of_work(offer(gpus_per_instance=0.5), 10, 1) is None  # a vGPU slice

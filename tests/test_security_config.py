@@ -1,0 +1,62 @@
+"""A ``./config.toml`` in the working folder is loaded, so it is named wherever settings matter
+(``planner providers``, the refresh's progress and the scheduler's log); and a plain-http ``base_url``
+never receives a provider's credentials, unless it is on this machine or the user opts in with
+``[providers.<name>] allow_plain_http = true``."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.config import load_config, plain_http_refused
+from tests.test_refresh import make_config, outcome, refresh
+
+
+def test_planted_config_is_named_by_providers_and_refresh(run_cli, tmp_path):
+    workdir = tmp_path / "cwd"
+    workdir.mkdir(exist_ok=True)
+    (workdir / "config.toml").write_text("[providers.tencent]\nenabled = false\n", encoding="utf-8")
+    shown = run_cli("providers")
+    assert shown.exit_code == 0, shown.output
+    assert (
+        f"Settings from: packaged defaults, {workdir / 'config.toml'} (found in the current folder)"
+        in shown.stdout
+    )
+    refreshed = run_cli("refresh", "--provider", "tencent")
+    assert "(found in the current folder)" in refreshed.stderr
+
+
+def test_config_sources_say_defaults_only_when_no_file_was_read(tmp_path):
+    assert load_config(env={}, cwd=tmp_path).sources() == "packaged defaults"
+
+
+@pytest.mark.parametrize(
+    "base_url, allow, sends, refused",
+    [
+        ("http://203.0.113.7:8080", False, True, True),
+        ("http://proxy.example.com", False, True, True),
+        ("http://203.0.113.7:8080", True, True, False),  # the user opted in
+        ("http://127.0.0.1:8080", False, True, False),  # loopback: never leaves the machine
+        ("http://[::1]:8080", False, True, False),
+        ("http://localhost:8080", False, True, False),
+        ("https://proxy.example.com", False, True, False),
+        ("http://proxy.example.com", False, False, False),  # public mode: no credentials to send
+    ],
+)
+def test_plain_http_base_url_rule(base_url, allow, sends, refused):
+    section = {"base_url": base_url, "allow_plain_http": allow}
+    assert (plain_http_refused("autodl", section, sends) is not None) is refused
+
+
+def test_plain_http_base_url_gets_no_credentials(engine, tmp_path, monkeypatch):
+    import requests
+
+    sent: list[str] = []
+    monkeypatch.setattr(requests.Session, "request", lambda self, method, url, **kw: sent.append(url))
+    config = make_config(tmp_path, providers={"autodl": {"base_url": "http://203.0.113.7:8080"}})
+    summary = refresh(
+        engine, tmp_path, config, providers=["autodl"], env={"AUTODL_TOKEN": "tok-abcdef-123456"}
+    )
+    autodl = outcome(summary, "autodl")
+    assert autodl.status == "failed" and "plain http to 203.0.113.7" in autodl.error
+    assert "allow_plain_http = true" in autodl.error
+    assert sent == []  # nothing went out, the token least of all
