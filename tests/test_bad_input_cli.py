@@ -47,6 +47,7 @@ BAD_LINES: list = [
     (["quote", "--gpu", "A100", "--hours", "1e400"], 2, "--hours '1e400' is far too large"),
     (["quote", "--gpu", "A100", "--hours", "nan"], 2, "--hours 'nan' is not finite"),
     (["quote", "--gpu", "A100", "--hours", "1e30"], 2, "more than ten years"),
+    (["quote", "--gpu", "A100", "--hours", "1e-20"], 2, "--hours '1e-20' is too small to mean anything"),
     (["quote", "--gpu", "A100", "--hours", "5h"], 2, "--hours '5h' is not a number"),
     (["quote", *A, "--gpus", "-1"], 2, "--gpus must be positive"),
     (["quote", *A, "--gpus", "100000000000"], 2, "--gpus must be between 1"),
