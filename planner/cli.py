@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import importlib
-import os
 import sys
 
 import click
@@ -119,6 +118,10 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):  # noqa: ANN201
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # `planner prices | head`: click would exit 1; a filter's reader is done
+            from planner.commands.emit import quiet_exit_on_closed_pipe
+
+            quiet_exit_on_closed_pipe()
         except PlannerError as err:
             from planner.commands.flags import as_typed
 
@@ -183,18 +186,11 @@ def main() -> None:
     except OSError as err:
         if err.filename is not None or err.errno not in _OUTPUT_ERRORS:
             raise  # not a write that failed on its way out: a bug to see whole
-        _silence_stdout()
+        from planner.commands.emit import quiet_exit_on_closed_pipe, silence_stdout
+
         if err.errno == errno.EPIPE:  # `planner prices | head`: the reader has all it wanted
-            sys.exit(1)
+            quiet_exit_on_closed_pipe()
+        silence_stdout()
         click.echo(f"Error: cannot write the output: {err.strerror or err}", err=True)
         click.echo("Hint: check the disk (or pipe) it goes to has room", err=True)
         sys.exit(1)
-
-
-def _silence_stdout() -> None:
-    """Point standard output at /dev/null, so the interpreter's last flush at exit fails no more."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    finally:
-        os.close(devnull)

@@ -96,7 +96,7 @@ def sqlite_folder(url: str) -> Path | None:
     """The folder of a SQLite file URL; None for a server, memory, or a URL that does not parse."""
     try:
         parsed = make_url(url)
-    except exc.ArgumentError:
+    except (exc.ArgumentError, ValueError):  # a bad URL is refused, with its reason, by make_engine
         return None
     database = parsed.database
     if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":

@@ -207,3 +207,22 @@ def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_
     assert result.exit_code == 1
     assert f"Hint: the folder {tmp_path.parent} and the file in it must be writable" in result.stderr
     assert "server" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["export"], ["prices", "--format", "csv"]])
+def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path, command):
+    """`planner export | head -1`: the reader closed its end; the command stops, says nothing, exits 0."""
+    import os
+    import subprocess
+    import sys
+
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    env = {**os.environ, "PLANNER_DATA_DIR": str(tmp_path / "data")}
+    planner = [sys.executable, "-m", "planner", "--db", db]
+    subprocess.run([*planner, "prices"], env=env, capture_output=True, check=True)  # loads the snapshot
+    proc = subprocess.Popen([*planner, *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # as `head` does once it has its line
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert stderr.decode().strip() in ("", "Database empty: loaded the bundled snapshot")  # no traceback
+    assert b"Traceback" not in stderr and b"Error" not in stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -71,3 +71,24 @@ def reading_engine(app: Any) -> Any:
     engine, loaded = app.reading_engine()
     note_loaded(loaded)
     return engine
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush at exit fails no more."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+
+
+def quiet_exit_on_closed_pipe() -> NoReturn:
+    """Exit 0 with nothing on standard error when the reader of standard output has gone (``| head``):
+    it read what it wanted, as with any Unix filter."""
+    import sys
+
+    silence_stdout()
+    sys.exit(0)

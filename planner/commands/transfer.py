@@ -16,6 +16,7 @@ from typing import TextIO
 
 import click
 
+from planner.commands.emit import quiet_exit_on_closed_pipe
 from planner.commands.options import format_option, gpu_filter_option, provider_option
 from planner.output import dumps_json
 
@@ -105,13 +106,9 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
       planner export --out prices.csv
       planner export --gpu H800 --provider autodl
     """
-    import csv
-
-    from db.queries import export_rows
     from planner import catalog
     from planner.errors import PlannerError, UsageError
-    from planner.importer import EXPORT_COLUMNS
-    from planner.output import neutralise, to_jsonable
+    from planner.export import write_export
     from planner.providers import canonical_provider
     from reports.files import is_special, written_whole
 
@@ -120,23 +117,15 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     engine = app.engine()
 
     def write(fh: TextIO) -> int:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(EXPORT_COLUMNS)
-        count = 0
-        with engine.connect() as conn:
-            for row in export_rows(conn, models or None, names or None):
-                values = list(row)
-                values[4] = f"{values[4]:g}"
-                values[6] = to_jsonable(values[6])
-                values[8] = values[8].isoformat()
-                values[14] = to_jsonable(values[14])
-                writer.writerow(["" if v is None else neutralise(v) for v in values])
-                count += 1
-        return count
+        return write_export(engine, fh, models, names)
 
     try:
         if not out:
-            count = write(sys.stdout)
+            try:
+                count = write(sys.stdout)
+                sys.stdout.flush()  # a closed pipe is met here, not in the interpreter's last flush
+            except BrokenPipeError:  # `planner export | head -1`: the reader has what it wanted
+                quiet_exit_on_closed_pipe()
         elif is_special(Path(out)):
             with _open_in_place(Path(out)) as fh:
                 count = write(fh)
