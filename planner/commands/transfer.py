@@ -16,9 +16,8 @@ from typing import TextIO
 
 import click
 
-from planner.commands.emit import quiet_exit_on_closed_pipe
+from planner.commands.emit import emit, quiet_exit_on_closed_pipe
 from planner.commands.options import format_option, gpu_filter_option, provider_option
-from planner.output import dumps_json
 
 
 @click.command("import")
@@ -63,10 +62,16 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
             f"nothing imported from {file}: the database refused the write ({_first_line(err)})",
             hint=write_hint(err),
         ) from None
-    if fmt == "json":
-        click.echo(dumps_json(result.__dict__))
-        return
-    summary = (
+    emit(
+        result.__dict__,
+        fmt,
+        table=lambda r: _import_summary(file, result),
+        csv=lambda r: ([r], list(r)),
+    )
+
+
+def _import_summary(file: str, result) -> str:  # noqa: ANN001 - planner.importer.ImportResult
+    return (
         f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
         f"{result.already_present} already present, "
         + (
@@ -76,12 +81,6 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
         )
         + f"{result.changed} changed, {result.instances} instance(s)."
     )
-    if fmt == "csv":
-        from planner.output import csv_text
-
-        click.echo(csv_text([result.__dict__], list(result.__dict__)), nl=False)
-    else:
-        click.echo(summary)
 
 
 @click.command("export")
