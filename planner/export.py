@@ -13,14 +13,14 @@ from typing import Any, TextIO
 from sqlalchemy.engine import Engine
 
 from planner.importer import EXPORT_COLUMNS
-from planner.output import neutralise, to_jsonable
+from planner.output import iso_time, neutralise, to_jsonable
 
 # How a column's value is written where ``str`` is not what import reads back.
 FORMATS = {
     "gpu_count": lambda v: f"{v:g}",  # 8.0 -> 8, 0.5 -> 0.5
     "price": to_jsonable,  # a Decimal without exponent or trailing zeros' noise
     "median_price": to_jsonable,
-    "observed_at": lambda v: v.isoformat(),
+    "observed_at": iso_time,  # UTC, with its Z
 }
 
 

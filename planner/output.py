@@ -21,23 +21,42 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def to_jsonable(value: Any) -> Any:
-    """Decimals become numbers, datetimes ISO strings, recursively; text loses control and invisible
-    characters; a number that is not finite becomes None (JSON has no Infinity or NaN)."""
+    """The one way every JSON and CSV output writes a value, recursively: a whole number as an integer
+    (a count is 8, not 8.0), other Decimals and floats as numbers, a timestamp as ISO 8601 in UTC with
+    ``Z`` (:func:`iso_time`), a date as YYYY-MM-DD, booleans as JSON's true/false (CSV: ``true``/``false``);
+    text loses control and invisible characters; a number that is not finite becomes None (JSON has no
+    Infinity or NaN)."""
+    if isinstance(value, bool):
+        return value
     if isinstance(value, str):
         return printable(value, keep_lines=True)
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        if not math.isfinite(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 1e15 else value
     if isinstance(value, Decimal):
         if not value.is_finite():
             return None
         return int(value) if value == value.to_integral_value() and abs(value) < 1e15 else float(value)
-    if isinstance(value, dt.datetime | dt.date):
+    if isinstance(value, dt.datetime):
+        return iso_time(value)
+    if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, Mapping):
         return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_jsonable(v) for v in value]
     return value
+
+
+def iso_time(value: dt.datetime) -> str:
+    """ISO 8601 with its zone: ``2026-11-30T02:00:00Z``. The database stores naive UTC, so a naive time
+    is UTC; an aware one keeps its offset (``+08:00``), ``Z`` when it is UTC."""
+    if value.tzinfo is None:
+        return value.isoformat() + "Z"
+    if value.utcoffset() == dt.timedelta(0):
+        return value.replace(tzinfo=None).isoformat() + "Z"
+    return value.isoformat()
 
 
 def dumps_json(value: Any) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.output import neutralise
+from planner.output import iso_time, neutralise
 from reports.files import written_whole
 
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly
@@ -40,11 +40,24 @@ def number_text(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
+def as_written(frame: pd.DataFrame) -> pd.DataFrame:
+    """Booleans and timestamps as every planner output writes them (``planner.output.to_jsonable``):
+    ``true``/``false`` and ISO 8601 UTC with ``Z``, not pandas' ``True`` and ``2026-11-30 02:00:00``."""
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if pd.api.types.is_bool_dtype(column):
+            out[name] = column.map(lambda v: "true" if v else "false")
+        elif pd.api.types.is_datetime64_any_dtype(column):
+            out[name] = column.map(lambda v: iso_time(v.to_pydatetime()), na_action="ignore")
+    return out
+
+
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write ``frame`` to ``path`` (header row first), atomically: readers never see half a file."""
     path = Path(path)
     with written_whole(path) as tmp:
-        neutralised(frame).to_csv(
+        as_written(neutralised(frame)).to_csv(
             tmp, index=False, encoding=ENCODING, lineterminator="\n", float_format=number_text
         )
     return path

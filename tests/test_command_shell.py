@@ -226,3 +226,42 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path
     assert proc.returncode == 0, stderr
     assert stderr.decode().strip() in ("", "Database empty: loaded the bundled snapshot")  # no traceback
     assert b"Traceback" not in stderr and b"Error" not in stderr
+
+
+def test_json_and_csv_write_booleans_timestamps_and_counts_the_same_way():
+    import datetime as dt
+    from decimal import Decimal
+
+    from planner.output import csv_text, dumps_json
+
+    row = {
+        "sold_out": False,
+        "observed_at": dt.datetime(2026, 11, 30, 2, 0),  # naive: UTC, as the database stores it
+        "next_run": dt.datetime(2026, 12, 2, 2, 0, tzinfo=dt.timezone(dt.timedelta(hours=8))),
+        "day": dt.date(2026, 11, 30),
+        "gpu_count": 8.0,
+        "price": Decimal("12948.000000"),
+        "cny_per_gpu_hour": 17.736986,
+    }
+    assert json.loads(dumps_json(row)) == {
+        "sold_out": False,
+        "observed_at": "2026-11-30T02:00:00Z",
+        "next_run": "2026-12-02T02:00:00+08:00",
+        "day": "2026-11-30",
+        "gpu_count": 8,
+        "price": 12948,
+        "cny_per_gpu_hour": 17.736986,
+    }
+    assert csv_text([row], list(row)).splitlines()[1] == (
+        "false,2026-11-30T02:00:00Z,2026-12-02T02:00:00+08:00,2026-11-30,8,12948,17.736986"
+    )
+
+
+def test_the_report_csv_files_write_booleans_and_timestamps_as_the_commands_do(tmp_path):
+    import pandas as pd
+
+    from reports.csvfile import write_csv
+
+    frame = pd.DataFrame({"from_snapshot": [True], "observed_at_utc": [pd.Timestamp("2026-11-30 02:00")]})
+    text = write_csv(frame, tmp_path / "x.csv").read_text(encoding="utf-8-sig")
+    assert text.splitlines()[1] == "true,2026-11-30T02:00:00Z"

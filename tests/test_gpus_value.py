@@ -316,7 +316,7 @@ def test_csv_columns(run_cli, tmp_path):
     import_rows(run_cli, tmp_path)
     lines = run_cli("gpus", "--value", "--sort", "memory", "--format", "csv").stdout.splitlines()
     assert lines[0].startswith("rank,gpu_model,china_variant,dense_tflops,memory_gb,cny_per_gpu_hour,")
-    assert lines[1].startswith("1,RTX4090-24GB,false,165.2,24.0,2,82.6,12,autodl,")
+    assert lines[1].startswith("1,RTX4090-24GB,false,165.2,24,2,82.6,12,autodl,")  # 24 GB: a whole number
     assert len(lines) == 1 + 5  # the ranked models only
     buy = run_cli("gpus", "--buy", "--format", "csv").stdout.splitlines()
     assert buy[0].endswith("purchase_price_source,tflops_per_10k_cny,memory_gb_per_10k_cny")

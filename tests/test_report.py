@@ -254,7 +254,7 @@ def test_an_empty_database_reports_the_bundled_snapshot(run_cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert "loaded the bundled snapshot" in result.stderr
     prices = read_rows(table_file(out, "prices"))
-    assert len(prices) > 100 and all(r["from_snapshot"] == "True" for r in prices)
+    assert len(prices) > 100 and all(r["from_snapshot"] == "true" for r in prices)
 
 
 def test_bad_filters_are_one_line_errors(run_cli, tmp_path):
