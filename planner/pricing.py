@@ -134,7 +134,11 @@ ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"
 SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)  # ``planner.regions`` says which a region is in
 
 
+SCOPE_WORDS = {MAINLAND: "the mainland", OVERSEAS: "Hong Kong and abroad"}
+
+
 def check_scope(scope: str, given_by: str = "--scope") -> str:
+    """``scope`` lower-cased, or an UnknownNameError naming ``given_by`` (the flag or config key)."""
     cleaned = scope.strip().lower()
     if cleaned not in SCOPES:
         raise UnknownNameError(
@@ -195,6 +199,9 @@ class OfferQuery:
             return False
         if offer.is_vgpu and not self.vgpu:
             return False
+        return self.in_scope(offer)
+
+    def in_scope(self, offer: Offer) -> bool:
         return self.scope == ALL or region_scope(offer.provider, offer.region) == self.scope
 
 
@@ -349,6 +356,26 @@ def latest_offers(
         offer_of(r, fx, r.gpu_model in query.variants, _stock(said, r), rates[r.currency]) for r in rows
     )
     return [o for o in offers if query.admits(o)]
+
+
+def offers_in_and_out_of_scope(
+    conn: Connection, query: OfferQuery, fx: Mapping[str, object], *, stock: bool = True
+) -> tuple[list[Offer], list[Offer]]:
+    """(the offers ``query`` admits, those it would admit but for its region scope), in one query: the
+    second list is where a cheaper option outside the scope is looked for (empty for scope "all")."""
+    offers = latest_offers(conn, replace(query, scope=ALL), fx, stock=stock)
+    inside = [o for o in offers if query.in_scope(o)]
+    return inside, [o for o in offers if not query.in_scope(o)]
+
+
+def cheaper_outside(conn: Connection, best: JobCost | None, outside: Iterable[JobCost]) -> JobCost | None:
+    """The cheapest of ``outside`` (options outside the asked-for scope) that can be rented now, when
+    it costs less than ``best`` (or ``best`` is None): the one line that says the scope cost money."""
+    costs = rank_costs(stocked_to_top(conn, list(outside), 1))
+    found = next((c for c in costs if c.rentable), None)
+    if found is None or (best is not None and found.total_cny >= best.total_cny):
+        return None
+    return found
 
 
 def _stock(said: Mapping[tuple[int, str], Any], row: LatestPrice) -> Stock | None:
