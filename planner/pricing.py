@@ -100,6 +100,12 @@ class Stock:
             getattr(record, "orderable_gpus", None),
         )
 
+    @property
+    def rentable_gpus(self) -> int | None:
+        """GPUs a renter can take now, where the provider counts them: the orderable ones where
+        stated (AutoDL lists idle GPUs it takes no order for), else the idle ones."""
+        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
+
     def to_dict(self) -> dict[str, object]:
         return {
             "stock_status": self.stock_status,

@@ -14,6 +14,7 @@ from planner.alerts.offers import AlertOffer
 from planner.alerts.rules import load_channels, load_rules
 from planner.config import load_config
 from planner.errors import ConfigError, UsageError
+from planner.pricing import Offer, Stock
 
 CHANNELS = '\n[channels.team]\nkind = "wecom"\n'
 
@@ -121,18 +122,39 @@ def test_alerts_test_names_an_unknown_channel(run_cli, tmp_path):
 
 
 def offer(**kw) -> AlertOffer:
+    """An alert's view of one pricing-core offer, from flat fields (``rentable_gpus``: AutoDL's
+    orderable GPUs; any stock field makes a stock record)."""
+    stock_fields = {
+        k: kw.pop(k) for k in ("stock_status", "idle_gpus", "total_gpus", "rentable_gpus") if k in kw
+    }
+    extras = {k: kw.pop(k) for k in ("previous_stock_status", "median_cny_per_gpu_hour", "is_new") if k in kw}
     base = dict(
+        instance_id=1,
         provider="autodl",
         region="west-B",
         instance_type="H20-NVLink",
         gpu_model="H20-96GB",
-        gpu_count=1.0,
+        gpus_per_instance=1.0,
         billing="on_demand",
-        cny_per_gpu_hour=Decimal("6.98"),
+        unit_price=kw.pop("cny_per_gpu_hour", Decimal("6.98")),
+        unit="hour",
+        currency="CNY",
+        cny_per_currency=Decimal(1),
         observed_at=dt.datetime(2026, 12, 2),
+        source=None,
+        from_snapshot=False,
     )
-    base.update(kw)
-    return AlertOffer(**base)
+    stock = None
+    if stock_fields:
+        stock = Stock(
+            stock_fields.get("stock_status"),
+            stock_fields.get("idle_gpus"),
+            stock_fields.get("total_gpus"),
+            dt.datetime(2026, 12, 2),
+            stock_fields.get("rentable_gpus"),
+        )
+    assert not kw, kw
+    return AlertOffer(Offer(**base, stock=stock), **extras)
 
 
 def test_conditions_are_judged_as_documented(tmp_path):
