@@ -247,3 +247,27 @@ def test_the_stock_job_is_added_beside_the_nightly_one():
     job = add_stock_job(scheduler, 3600, lambda: 0)
     assert job.id == "stock-refresh" and job.trigger.interval == dt.timedelta(hours=1)
     assert {j.id for j in scheduler.get_jobs()} == {"refresh-and-report", "stock-refresh"}
+
+
+def test_alert_offers_are_the_pricing_cores_spot_only_when_the_rule_names_it(engine, tmp_path):
+    from planner.alerts.offers import current_offers
+    from planner.importer import import_csv
+    from tests.conftest import price_row, write_csv
+
+    fx = load_config(env={}).section("fx")
+    rows = [
+        price_row(instance_type="H20-A", gpu_model="H20-96GB", price="9.50"),
+        price_row(instance_type="H20-A", gpu_model="H20-96GB", billing="spot", price="3.10"),
+    ]
+    import_csv(engine, write_csv(tmp_path / "p.csv", rows), fx)
+    any_mode, spot = rules_of(
+        tmp_path,
+        '[[alerts]]\nname = "a"\ngpu = "H20"\nbelow_cny_per_gpu_hour = 10\n'
+        '[[alerts]]\nname = "s"\ngpu = "H20"\nbilling = "spot"\nbelow_cny_per_gpu_hour = 10\n',
+    )
+    with engine.connect() as conn:
+        plain_offers = current_offers(conn, any_mode, fx)
+        spot_offers = current_offers(conn, spot, fx)
+    assert [(o.offer.billing, o.cny_per_gpu_hour) for o in plain_offers] == [("on_demand", Decimal("9.50"))]
+    assert [o.offer.billing for o in spot_offers] == ["spot"]
+    assert plain_offers[0].to_dict()["stock_state"] == "unknown"  # pricing.availability's word for it
