@@ -208,7 +208,11 @@ class OfferQuery:
         return self.in_scope(offer)
 
     def in_scope(self, offer: Offer) -> bool:
-        return self.scope == ALL or region_scope(offer.provider, offer.region) == self.scope
+        """Whether the offer's region lies in ``scope``; regions named in ``regions`` are asked for by
+        name, so the scope does not hide them (``--region cn-hongkong`` quotes Hong Kong)."""
+        if self.scope == ALL or self.regions:
+            return True
+        return region_scope(offer.provider, offer.region) == self.scope
 
 
 # --- the offer ----------------------------------------------------------------------------------

@@ -127,6 +127,15 @@ def test_only_hong_kong_prices_still_name_the_option_outside(run_cli, tmp_path):
     assert "A cheaper option outside the mainland: aliyun cn-hongkong" in result.stdout
 
 
+def test_a_region_named_by_the_user_is_quoted_whatever_the_scope(run_cli, tmp_path):
+    load(run_cli, tmp_path, HK_CHEAPER)
+    result = run_cli("quote", "--gpu", "T4", "--hours", "100", "--region", "cn-hongkong")
+    assert result.exit_code == 0, result.output
+    assert (
+        "(cn-hongkong)" in recommendation(result.stdout) and "A cheaper option outside" not in result.stdout
+    )
+
+
 def test_scope_all_in_the_config_covers_hong_kong(run_cli, tmp_path):
     load(run_cli, tmp_path, HK_CHEAPER)
     (tmp_path / "cwd" / "config.toml").write_text('[quote]\nscope = "all"\n', encoding="utf-8")
