@@ -290,6 +290,7 @@ def _recommendation_lines(result: Quote) -> list[str]:
             f"Recommendation: none: {result.no_recommendation}. The cheapest, {first.offer.provider} "
             f"{first.offer.instance_type} ({first.offer.region}), is {_state(first)}: CNY "
             f"{shown_total(first.total_cny):,} in total when it can be rented again."
+            + stale_warning(first.offer)
         ]
     lines = []
     passed = result.passed_over
