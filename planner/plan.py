@@ -26,10 +26,8 @@ from planner.pricing import (
     Offer,
     OfferQuery,
     offers_in_and_out_of_scope,
-    rank,
-    rank_costs,
-    stocked_to_top_each,
 )
+from planner.ranking import rank, rank_costs, stocked_to_top_each
 from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +87,7 @@ class PlanOption:
 
     @property
     def link(self) -> tuple[str | None, float | None]:
-        """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
+        """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``planner.interconnect.link_between``."""
         return self.rental.link
 
     def to_dict(self) -> dict[str, Any]:

@@ -31,13 +31,8 @@ from planner.pricing import (
     Job,
     JobCost,
     OfferQuery,
-    cheaper_outside,
-    cheapest_per_instance,
     job_cost,
     offers_in_and_out_of_scope,
-    price_key,
-    rank_costs,
-    stocked_to_top,
     with_breakeven,
 )
 from planner.pricing import (
@@ -46,9 +41,10 @@ from planner.pricing import (
 from planner.pricing import (
     MAX_HOURS as MAX_HOURS,
 )
-from planner.pricing import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
-from planner.pricing import tiers_of as tiers_of
+from planner.ranking import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
 from planner.recent import HISTORY_DAYS, LATEST, recent_prices
+from planner.tiers import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
+from planner.tiers import tiers_of as tiers_of
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -97,7 +93,7 @@ class Quote:
     request: QuoteRequest
     query: OfferQuery
     job: Job
-    options: tuple[JobCost, ...]  # rentable first, cheapest first (``pricing.rank``)
+    options: tuple[JobCost, ...]  # rentable first, cheapest first (``planner.ranking.rank``)
     considered: int  # instances costed
     outside: JobCost | None = None  # a cheaper option outside the region scope (``cheaper_outside``)
 
