@@ -15,7 +15,7 @@ Every command that answers "what does this cost, and can I rent it" (``quote``, 
 - ``availability``: sold out, short of idle GPUs, idle but not orderable, available or unknown (most
   offers state no stock: they count as rentable).
 
-Beside it, split out by pure moves: ``planner.tiers`` (hourly tiers and ``breakeven_hours``, the hours
+Beside it, split out by pure moves: ``planner.offer_query`` (``OfferQuery`` and the region scope), ``planner.tiers`` (hourly tiers and ``breakeven_hours``, the hours
 per month above which a monthly subscription beats the tiered on-demand price), ``planner.interconnect``
 (``link_between``) and ``planner.ranking`` (``rank``: rentable first; cheapest first on unrounded
 totals, but totals within 0.5% or 1 CNY of each other go to fewer machines, then to the wider NVLink;
@@ -27,7 +27,6 @@ totals, but totals within 0.5% or 1 CNY of each other go to fewer machines, then
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,14 +42,13 @@ from planner.billing import (
     MONTHLY,
     ON_DEMAND,
     SPOT,
-    canonical_billing,
 )
-from planner.errors import ConfigError, UnknownNameError, UsageError
+from planner.errors import ConfigError, UsageError
 from planner.interconnect import link_between
 from planner.normalize import PriceRejected, fx_rate, per_gpu_hour
-from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
+from planner.offer_query import ALL, OfferQuery
+from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
-from planner.regions import region_scope
 from planner.tiers import TierUse, breakeven_hours, tier_uses, tiers_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -132,87 +130,6 @@ def availability(stock: Stock | None, gpus_needed: float) -> Availability:
     if stock.stock_status in ("available", "low") or stock.idle_gpus is not None:
         return Availability.AVAILABLE
     return Availability.UNKNOWN
-
-
-# --- region scope -------------------------------------------------------------------------------
-
-ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"
-SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)  # ``planner.regions`` says which a region is in
-
-
-SCOPE_WORDS = {MAINLAND: "the mainland", OVERSEAS: "Hong Kong and abroad"}
-
-
-def check_scope(scope: str, given_by: str = "--scope") -> str:
-    """``scope`` lower-cased, or an UnknownNameError naming ``given_by`` (the flag or config key)."""
-    cleaned = scope.strip().lower()
-    if cleaned not in SCOPES:
-        raise UnknownNameError(
-            f"scope ({given_by})", scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES
-        )
-    return cleaned
-
-
-# --- the filter ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OfferQuery:
-    """Which offers a question is about; build it with ``OfferQuery.build`` (names checked once)."""
-
-    gpu_models: tuple[str, ...] = ()  # canonical catalog names; () for every model
-    variants: frozenset[str] = frozenset()  # those of gpu_models that are China variants of the ask
-    providers: tuple[str, ...] = ()
-    regions: tuple[str, ...] = ()
-    billing: tuple[str, ...] = ()  # () for every mode but spot
-    scope: str = ALL
-    vgpu: bool = False  # keep vGPU slices (fewer than one whole GPU per instance)
-
-    @classmethod
-    def build(
-        cls,
-        gpus: Sequence[str] = (),
-        providers: Sequence[str] = (),
-        regions: Sequence[str] = (),
-        billing: Sequence[str] = (),
-        *,
-        include_variants: bool = False,
-        scope: str = ALL,
-        vgpu: bool = False,
-    ) -> OfferQuery:
-        """Canonical names for what a user typed; UnknownNameError (with near names) for a bad one.
-
-        ``gpus`` are families or models ("A100", "A100-80GB"); a China variant of one ("A800" for
-        "A100") only with ``include_variants``, unless the name asks for it itself.
-        """
-        models: dict[str, bool] = {}
-        for query in gpus:
-            for selection in catalog.resolve_query(query, include_variants=include_variants):
-                models[selection.model.name] = models.get(selection.model.name, True) and selection.is_variant
-        return cls(
-            gpu_models=tuple(m.name for m in catalog.all_models() if m.name in models),
-            variants=frozenset(name for name, is_variant in models.items() if is_variant),
-            providers=tuple(dict.fromkeys(canonical_provider(p) for p in providers)),
-            regions=tuple(dict.fromkeys(r.strip() for r in regions if r.strip())),
-            billing=tuple(dict.fromkeys(canonical_billing(b) for b in billing)),
-            scope=check_scope(scope),
-            vgpu=vgpu,
-        )
-
-    def admits(self, offer: Offer) -> bool:
-        """The rules SQL does not apply: spot only when asked for, vGPU slices, region scope."""
-        if offer.billing == SPOT and SPOT not in self.billing:
-            return False
-        if offer.is_vgpu and not self.vgpu:
-            return False
-        return self.in_scope(offer)
-
-    def in_scope(self, offer: Offer) -> bool:
-        """Whether the offer's region lies in ``scope``; regions named in ``regions`` are asked for by
-        name, so the scope does not hide them (``--region cn-hongkong`` quotes Hong Kong)."""
-        if self.scope == ALL or self.regions:
-            return True
-        return region_scope(offer.provider, offer.region) == self.scope
 
 
 # --- the offer ----------------------------------------------------------------------------------

@@ -301,9 +301,9 @@ def _value_notes(result: ValueRanking) -> list[str]:
             + "; they may no longer hold."
         )
     if result.cheaper_outside:
-        from planner.pricing import SCOPE_WORDS
+        from planner.offer_query import scope_words
 
-        where = SCOPE_WORDS.get(result.scope, result.scope)
+        where = scope_words(result.scope)
         notes.append(
             f"Cheaper outside {where}: "
             + "; ".join(

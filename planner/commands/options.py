@@ -64,7 +64,7 @@ scope_option = click.option(
 
 def chosen_scope(app, scope: str | None) -> str:  # noqa: ANN001 - the click context's App
     """``--scope`` when given, else ``[quote] scope`` of the config (the one place its default lives)."""
-    from planner.pricing import check_scope
+    from planner.offer_query import check_scope
 
     if scope is not None:
         return scope.lower()

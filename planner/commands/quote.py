@@ -269,12 +269,12 @@ def render_table(result: Quote) -> str:
 
 def _outside_lines(result: Quote) -> list[str]:
     """One line naming a cheaper option outside the region scope, when there is one."""
-    from planner.pricing import SCOPE_WORDS
+    from planner.offer_query import scope_words
 
     o = result.outside
     if o is None:
         return []
-    where = SCOPE_WORDS.get(result.query.scope, result.query.scope)
+    where = scope_words(result.query.scope)
     return [
         f"A cheaper option outside {where}: {o.offer.provider} {o.offer.region} {o.offer.instance_type} "
         f"on {o.offer.billing}, CNY {shown_total(o.total_cny):,} in total "

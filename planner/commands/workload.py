@@ -537,9 +537,9 @@ def render_plan(p: Plan) -> str:
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
     if p.outside is not None:
-        from planner.pricing import SCOPE_WORDS
+        from planner.offer_query import scope_words
 
-        where = SCOPE_WORDS.get(p.scope, p.scope)
+        where = scope_words(p.scope)
         lines.append(
             f"A cheaper option outside {where}: {p.outside.rental.offer.region}, "
             f"{_option_line(p.outside)}; use --scope all."
