@@ -15,11 +15,12 @@ Every command that answers "what does this cost, and can I rent it" (``quote``, 
 - ``availability``: sold out, short of idle GPUs, idle but not orderable, available or unknown (most
   offers state no stock: they count as rentable).
 
-Beside it, split out by pure moves: ``planner.offer_query`` (``OfferQuery`` and the region scope), ``planner.tiers`` (hourly tiers and ``breakeven_hours``, the hours
-per month above which a monthly subscription beats the tiered on-demand price), ``planner.interconnect``
-(``link_between``) and ``planner.ranking`` (``rank``: rentable first; cheapest first on unrounded
-totals, but totals within 0.5% or 1 CNY of each other go to fewer machines, then to the wider NVLink;
-``stocked_to_top``; ``cheaper_outside``, the cheaper option outside a region scope).
+Beside it, split out by pure moves: ``planner.offer_query`` (``OfferQuery`` and the region scope),
+``planner.tiers`` (hourly tiers and ``breakeven_hours``, the hours per month above which a monthly
+subscription beats the tiered on-demand price), ``planner.interconnect`` (``link_between``) and
+``planner.ranking`` (``rank``: rentable first; cheapest first on unrounded totals, but totals within
+0.5% or 1 CNY of each other go to fewer machines, then to the wider NVLink; ``stocked_to_top``;
+``cheaper_outside``, the cheaper option outside a region scope).
 
 ``db.queries`` is imported on use only: a bad argument is refused before SQLAlchemy loads.
 """
