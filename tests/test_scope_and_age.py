@@ -307,3 +307,10 @@ def test_age_marks_start_after_90_and_365_days():
     assert age_cell(offer(OLD_DAYS)) == "90 d" and age_cell(offer(OLD_DAYS + 1)) == "91 d (old)"
     assert stale_warning(offer(STALE_DAYS)) == ""
     assert stale_warning(offer(STALE_DAYS + 1)).startswith(" Warning: its price is 366 days old")
+
+
+def test_the_marketplaces_regions_are_mainland():
+    assert region_scope("ppio", "c-east-1") == region_scope("ppio", "c-north-1") == "mainland"
+    assert (
+        region_scope("compshare", "cn-wlcb") == "mainland" and region_scope("compshare", "hk") == "overseas"
+    )
