@@ -133,6 +133,7 @@ class Plan:
     deadline_hours: float | None = None
     scope: str = "all"
     outside: PlanOption | None = None  # a cheaper option outside ``scope``, not ranked among options
+    priced_outside_only: tuple[str, ...] = ()  # GPU models with prices outside ``scope`` only
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -180,6 +181,7 @@ class Plan:
             "cheaper_outside_scope": self.outside.to_dict() if self.outside else None,
             "excluded": [e.__dict__.copy() for e in self.excluded],
             "unpriced": list(self.unpriced),
+            "priced_outside_scope_only": list(self.priced_outside_only),
         }
 
 
@@ -208,6 +210,7 @@ def plan(
     query = query if query is not None else OfferQuery()
     models = models_for(query)
     inside, outside = offers_in_and_out_of_scope(conn, query, fx, stock=False)
+    away_models = {o.gpu_model for o in outside}
     by_model = _by_model(inside)
     excluded: list[Excluded] = []
     options = _options(conn, workload, models, by_model, gpus_max, deadline, budget, excluded)
@@ -225,7 +228,8 @@ def plan(
         memory=memory,
         options=tuple(mark(options)),
         excluded=tuple(excluded),
-        unpriced=tuple(m.name for m in models if m.name not in by_model),
+        unpriced=tuple(m.name for m in models if m.name not in by_model and m.name not in away_models),
+        priced_outside_only=tuple(m.name for m in models if m.name not in by_model and m.name in away_models),
         gpus_max=gpus_max,
         budget_cny=budget,
         deadline_hours=deadline,

@@ -37,6 +37,7 @@ from planner import catalog
 from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
+from planner.offer_query import scope_words
 from planner.pricing import ALL, Offer, OfferQuery, cheapest_by_model, offers_in_and_out_of_scope
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
@@ -230,6 +231,7 @@ def value_ranking(
         if offer.is_vgpu:  # a vGPU slice is not a GPU
             vgpu_only.add(offer.gpu_model)
     cheapest = cheapest_by_model(conn, _priced(inside))
+    priced_outside = {o.gpu_model for o in _priced(outside)}
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
     not_ranked: list[NotRanked] = []
@@ -244,10 +246,11 @@ def value_ranking(
         if why is None:
             ranked.append(row)
         else:
-            vgpu = why == NO_OFFER and model.name in vgpu_only
-            not_ranked.append(
-                NotRanked(model.name, VGPU_ONLY if vgpu else no_price if why == NO_OFFER else why)
-            )
+            if why == NO_OFFER and model.name in priced_outside:  # say where a price is
+                why = f"{no_price} in {scope_words(query.scope)}; --scope all ranks it"
+            elif why == NO_OFFER:
+                why = VGPU_ONLY if model.name in vgpu_only else no_price
+            not_ranked.append(NotRanked(model.name, why))
     ranked.sort(key=lambda r: _rank_key(r, sort, buy))
     could = [m.name for m in left_out if _not_ranked_reason(rows_of[m.name], sort, buy) is None]
     away = cheapest_by_model(conn, _priced(outside)) if outside else {}

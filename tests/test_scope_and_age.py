@@ -314,3 +314,19 @@ def test_the_marketplaces_regions_are_mainland():
     assert (
         region_scope("compshare", "cn-wlcb") == "mainland" and region_scope("compshare", "hk") == "overseas"
     )
+
+
+def test_a_model_priced_only_in_hong_kong_says_so_in_plan_and_gpus_value(run_cli, tmp_path):
+    load(run_cli, tmp_path, HK_CHEAPER[:1] + [price_row(observed_at=days_ago(3))])  # T4 in HK, A100 at home
+    plan = run_cli(
+        "plan", "--params", "1B", "--tokens", "100M", "--task", "lora", "--gpu", "T4", "--gpu", "A100"
+    )
+    assert plan.exit_code == 0, plan.output
+    assert "Priced only outside the mainland: T4-16GB (--scope all plans them)." in plan.stdout
+    doc = json.loads(
+        run_cli("plan", "--params", "1B", "--tokens", "100M", "--task", "lora", "--format", "json").stdout
+    )
+    assert "T4-16GB" in doc["priced_outside_scope_only"] and "T4-16GB" not in doc["unpriced"]
+    value = json.loads(run_cli("gpus", "--value", "--format", "json").stdout)
+    t4 = next(n for n in value["not_ranked"] if n["gpu_model"] == "T4-16GB")
+    assert t4["reason"] == "no on_demand price in the mainland; --scope all ranks it"

@@ -551,6 +551,13 @@ def render_plan(p: Plan) -> str:
         lines.append(f"Left out: {', '.join(models)}: {reason}.")
     if p.unpriced:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
+    if p.priced_outside_only:
+        from planner.offer_query import scope_words
+
+        lines.append(
+            f"Priced only outside {scope_words(p.scope)}: {', '.join(p.priced_outside_only)} (--scope all "
+            "plans them)."
+        )
     if p.options:
         lines.append(
             (
