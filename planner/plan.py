@@ -87,7 +87,7 @@ class PlanOption:
 
     @property
     def link(self) -> tuple[str | None, float | None]:
-        """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``planner.interconnect.link_between``."""
+        """(interconnect label, NVLink GB/s in use) of the option's GPUs (``interconnect.link_between``)."""
         return self.rental.link
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,7 +201,9 @@ def plan(
 
     Per model: the fewest GPUs that hold the job (with ``deadline_hours``, also enough to finish in
     time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
-    over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options.
+    over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options. With a region
+    scope, the same plan over the offers outside it gives ``outside``: its first rentable option, when
+    that beats the cheapest inside (per million tokens for inference, else on the total).
     """
     if workload.tokens is None:
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
