@@ -338,7 +338,7 @@ def _work_for(
     try:
         base = workload.on(model)
     except NoFp8Error:  # FP8 training on an A100, say
-        return "no FP8 tensor cores for --precision fp8"
+        return "no FP8 tensor cores for FP8 precision"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     needed = base.gpus_needed or 1
@@ -354,14 +354,14 @@ def _work_for(
     if needed > MAX_GPUS:  # more than any plan rents: the deadline (or the model) is out of reach
         return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
     if gpus_max is not None and needed > gpus_max:
-        return f"needs {needed} GPUs {why}; --gpus-max is {gpus_max}"
+        return f"needs {needed} GPUs {why}, more than the {gpus_max} allowed"
     serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
     if not serving:
         if all(o.is_vgpu for o in offers):
             return "only vGPU slices are offered"
         if base.gpu_hours / needed > MAX_HOURS:
-            return f"would run more than ten years on {needed} GPUs; give --deadline-hours to use more"
-        return f"every instance has more GPUs than --gpus-max {gpus_max}"
+            return f"would run more than ten years on {needed} GPUs; a deadline would use more"
+        return f"every instance has more GPUs than the {gpus_max} allowed"
     return needed, serving, base.gpu_hours
 
 

@@ -210,7 +210,7 @@ def tco(
         resale_note = f"{retention} of the value kept per year, {origin('resale_annual_retention', resale_annual_retention)}"
     else:
         resale = _bounded(
-            resale_fraction, "--resale", Decimal(0), Decimal(1), "e.g. 0.3 for 30%", allow_zero=True
+            resale_fraction, "resale", Decimal(0), Decimal(1), "e.g. 0.3 for 30%", allow_zero=True
         )
         resale_note = origin("resale_fraction", resale_fraction)
     if not gpu.tdp_watts:

@@ -148,8 +148,8 @@ def test_gpus_max_excludes_what_needs_more(priced):
     result = run_plan(priced, deadline_hours=100, gpus_max=4)
     assert [o.estimate.gpu for o in result.options] == ["A100-80GB"]
     reasons = {e.gpu_model: e.reason for e in result.excluded}
-    assert reasons["RTX4090-24GB"] == "needs 8 GPUs to finish in 100 h; --gpus-max is 4"
-    assert reasons["H800-80GB"] == "every instance has more GPUs than --gpus-max 4"
+    assert reasons["RTX4090-24GB"] == "needs 8 GPUs to finish in 100 h, more than the 4 allowed"
+    assert reasons["H800-80GB"] == "every instance has more GPUs than the 4 allowed"
     big = run_plan(priced, workload=Workload(70e9, "full", 1e9), gpus_max=4)
     assert "to hold 1236 GB" in {e.gpu_model: e.reason for e in big.excluded}["A100-80GB"]
 

@@ -282,8 +282,8 @@ def test_plan_budget_and_deadline(run_cli, tmp_path):
     assert all(o["wall_hours"] <= 100 for o in quick["options"])
     assert {o["gpu_model"]: o["gpus"] for o in quick["options"]}["RTX4090-24GB"] == 8
     capped = ok(run_cli(*LORA_1B, "--deadline-hours", "100", "--gpus-max", "4"))
-    assert "Left out: RTX4090-24GB: needs 8 GPUs to finish in 100 h; --gpus-max is 4." in capped
-    assert "Left out: T4-16GB: needs 9 GPUs to finish in 100 h; --gpus-max is 4." in capped
+    assert "Left out: RTX4090-24GB: needs 8 GPUs to finish in 100 h, more than the 4 allowed." in capped
+    assert "Left out: T4-16GB: needs 9 GPUs to finish in 100 h, more than the 4 allowed." in capped
     none = run_cli(*LORA_1B, "--budget", "10")
     assert none.exit_code == 0 and "No GPU with prices can run this job within the limits." in none.stdout
 
@@ -639,7 +639,7 @@ def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):
     out = json.loads(run_cli(*args, "--format", "json").output)
     assert [o["gpu_model"] for o in out["options"]] == ["H800-80GB"]
     assert out["options"][0]["peak_tflops"] == 1978
-    assert {"gpu_model": "A100-80GB", "reason": "no FP8 tensor cores for --precision fp8"} in out["excluded"]
+    assert {"gpu_model": "A100-80GB", "reason": "no FP8 tensor cores for FP8 precision"} in out["excluded"]
     text = run_cli(
         "estimate",
         "--model",
