@@ -29,7 +29,7 @@ def _one_gpu(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     if len(value) > 1:
         raise click.BadParameter(
             f"this command takes one GPU, got {', '.join(repr(v) for v in value)}; "
-            "run it once per GPU (plan, prices and report take several)",
+            "run it once per GPU (plan, prices, report and export take several)",
             ctx=ctx,
             param=param,
         )
