@@ -460,7 +460,9 @@ class JobCost:
 
     @property
     def availability(self) -> Availability:
-        return availability(self.offer.stock, self.job.gpus)
+        """Can the GPUs paid for be rented now? Whole instances need all their GPUs idle, not only
+        the job's (a 1-GPU job on an 8-GPU instance needs 8 idle cards)."""
+        return availability(self.offer.stock, self.instances * self.offer.gpus_per_instance)
 
     @property
     def rentable(self) -> bool:
