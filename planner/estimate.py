@@ -75,26 +75,32 @@ TRAIN_ATTENTION_FLOPS = 12
 INFERENCE_ATTENTION_FLOPS = 4
 
 # --- Utilisation (MFU) by GPU generation, scale and task, calibrated on published runs ---
-# docs/calibration.md lists the 24 runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
+# docs/calibration.md lists the runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
 # DeepSeek LLM/V2/V3) and tests/test_calibration.py recomputes it. MFU here is the throughput while
 # training; restarts, evaluation and checkpointing come on top (DEFAULT_OVERHEAD).
-SCALE_BANDS: tuple[tuple[float, str], ...] = ((3e9, "<3B"), (20e9, "3-20B"), (100e9, "20-100B"))
-LARGEST_BAND = ">=100B"
-PRETRAIN_MFU: dict[str, dict[str, float]] = {
+# Each generation's pretraining MFU is a curve through (active parameters, MFU) anchors, linear in
+# log(active parameters) between them and flat beyond the ends (``pretrain_mfu``): a step between
+# scale bands made a 2.9B model cost more GPU-hours than a 3.0B one. Every slope is below the MFU itself,
+# so N / MFU(N), and with it the GPU-hours at fixed tokens, never falls as N grows.
+PRETRAIN_MFU_ANCHORS: dict[str, tuple[tuple[float, float], ...]] = {
     # A100/A800 runs show no trend with size: LLaMA 7-65B 0.46-0.55, Llama 2 0.43-0.46, MPT-7B 0.39,
     # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
     # included): 0.46 before the 10% overhead is the middle.
-    "ampere": {"<3B": 0.46, "3-20B": 0.46, "20-100B": 0.46, ">=100B": 0.46},
-    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth): Llama 3.2 1B implies
-    # 0.07, Llama 3.2 3B 0.15, Llama 3/3.1 8B 0.18-0.20, Llama 3/3.1 70B 0.29-0.32, DeepSeek 67B 0.41,
-    # Llama 3.1 405B 0.37 (overhead included).
-    "hopper": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    "ampere": ((1e9, 0.46),),
+    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth). Llama 3/3.1 8B imply
+    # 0.19-0.22, the 70B models 0.32-0.35 (DeepSeek 67B 0.45), Llama 3.1 405B 0.41 (overhead included).
+    # The 20B anchor is set by the DeepSeek-V2/V3 runs (21B/37B active, with the MoE factor); there is no
+    # dense Hopper run between 8B and 67B. Below 8B the only published runs (Llama 3.2 1B/3B) include
+    # distillation from larger models, so the floor is not fitted to them: 0.15 is the least that keeps
+    # an H100 as fast per token as an A100 (0.46 × 312 / 989 TFLOPS = 0.145), which a GPU with 3x the
+    # compute and 1.6x the bandwidth is.
+    "hopper": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
     # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
     # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
     # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
-    "blackwell": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
-    "ada": {"<3B": 0.35, "3-20B": 0.35, "20-100B": 0.35, ">=100B": 0.35},
-    "volta": {"<3B": 0.25, "3-20B": 0.25, "20-100B": 0.25, ">=100B": 0.25},
+    "blackwell": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
+    "ada": ((1e9, 0.35),),
+    "volta": ((1e9, 0.25),),
 }
 # GPU families by generation. The H20 keeps Hopper's memory and NVLink with 15% of its compute, so its
 # kernels are not starved the way an H100's are: it takes the Ampere figures (assumption).
@@ -117,7 +123,7 @@ GENERATIONS: dict[str, tuple[str, ...]] = {
     "volta": ("V100", "T4", "P100", "P40", "P4", "RTX2080TI"),
 }
 # Fine-tuning and inference on A100-class GPUs. Fine-tuning on other generations scales by their
-# pretraining figure over Ampere's at the same scale; inference is not scaled.
+# pretraining curve over Ampere's at the same active parameters; inference is not scaled.
 TASK_MFU: dict[tuple[str, str], float] = {
     ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
     ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
@@ -327,9 +333,16 @@ def generation(gpu: GpuModel) -> str:
     return next((g for g, families in GENERATIONS.items() if family in families), "ampere")
 
 
-def scale_band(active_params: float) -> str:
-    """The PRETRAIN_MFU column for a model computing with ``active_params`` per token."""
-    return next((band for limit, band in SCALE_BANDS if active_params < limit), LARGEST_BAND)
+def pretrain_mfu(gen: str, active_params: float) -> float:
+    """Pretraining MFU of generation ``gen`` at ``active_params``: linear in log(active parameters)
+    between the PRETRAIN_MFU_ANCHORS, flat beyond the first and last anchor."""
+    anchors = PRETRAIN_MFU_ANCHORS[gen]
+    if active_params <= anchors[0][0]:
+        return anchors[0][1]
+    for (n0, m0), (n1, m1) in zip(anchors, anchors[1:], strict=False):
+        if active_params <= n1:
+            return m0 + (m1 - m0) * math.log(active_params / n0) / math.log(n1 / n0)
+    return anchors[-1][1]
 
 
 def has_fp8(gpu: GpuModel) -> bool:
@@ -342,10 +355,10 @@ def default_mfu_and_source(
 ) -> tuple[float, str]:
     """The default MFU and a few words on how it was chosen (generation, scale, task, MoE, FP8)."""
     check_task(task)
-    cls, gen, band = gpu_class(gpu), generation(gpu), scale_band(active_params)
-    table = PRETRAIN_MFU[gen]
+    cls, gen = gpu_class(gpu), generation(gpu)
+    scale = f"{format_count(active_params)} active parameters"
     if task == "pretrain" and cls == "datacenter":
-        mfu, how = table[band], f"pretraining on {gen} GPUs at {band} active parameters"
+        mfu, how = pretrain_mfu(gen, active_params), f"pretraining on {gen} GPUs at {scale}"
     elif task == "inference":
         # Serving runs on one tensor-parallel group, not a training cluster: no generation scaling.
         mfu, how = (
@@ -353,8 +366,8 @@ def default_mfu_and_source(
             f"inference on {'consumer' if cls == 'consumer' else 'data-centre'} GPUs",
         )
     elif cls == "datacenter":
-        ratio = table[band] / PRETRAIN_MFU["ampere"][band]
-        mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {band}"
+        ratio = pretrain_mfu(gen, active_params) / pretrain_mfu("ampere", active_params)
+        mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {scale}"
     else:
         mfu, how = TASK_MFU[(task, cls)], f"{task} on consumer GPUs"
     if moe and task != "inference":
