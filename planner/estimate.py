@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from planner.errors import UsageError
 from planner.inference import (
+    ServingLayout,
     decode_step_seconds,
     decode_tokens_per_s,
-    is_serving_count,
+    layout_for_count,
     prefill_tokens_per_s,
-    serving_gpus,
+    serving_layout,
     weight_bytes_read,
 )
 from planner.memory import (
@@ -202,6 +203,8 @@ class Estimate:
     usable_memory_fraction: float | None = None  # share of each GPU's memory counted as usable
     gpus_needed: int | None = None  # None with a GPU: no count holds it (ZeRO stage below 3; see notes)
     gpus: int | None = None  # GPUs the time is computed on (the user's K, else gpus_needed)
+    tensor_parallel: int | None = None  # inference: GPUs per pipeline stage (splitting the heads)
+    pipeline_stages: int | None = None  # inference: consecutive groups of layers (1 = none)
     fits: bool | None = None  # whether `gpus` hold memory_gb
     per_gpu_gb: float | None = None  # memory on each of `gpus_needed` GPUs
     flops: float | None = None
@@ -259,7 +262,8 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
         "overhead": "1.5 GB" if task == "inference" else "10% of the rest",
         "gpus_needed": "ceil(memory_gb / (GPU memory × usable fraction))"
         + (
-            ", rounded up to 1, 2, 4, 8 or a multiple of 8 (tensor parallelism)"
+            ", rounded up to a serving split: tensor parallelism over 1, 2, 4 or 8 GPUs that divide the "
+            "attention heads (KV heads divide, or are replicated over a multiple of them), then pipeline stages"
             if task == "inference"
             else ""
         ),
@@ -297,8 +301,10 @@ def explain(e: Estimate) -> dict[str, str]:
         out["gpus_needed"] = (
             f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {held}"
         )
-        if held != e.gpus_needed:
-            out["gpus_needed"] += f" → {e.gpus_needed} (tensor parallelism: 1, 2, 4, 8, then multiples of 8)"
+        if e.task == "inference":
+            layout = serving_layout(held, *_heads(e))
+            if layout.gpus != held or layout.pipeline_stages > 1:
+                out["gpus_needed"] += f" → {e.gpus_needed} ({layout.describe()})"
     if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
         per = 2 if e.task == "inference" else 6
         out["flops"] = (
@@ -564,19 +570,21 @@ def _on_gpu(
     usable = USABLE_MEMORY_FRACTION[result.task]
     notes: list[str] = list(result.notes)
     needed: int | None
-    raw: int | None = None  # inference: the GPUs that hold it before rounding to a tensor-parallel count
+    raw: int | None = None  # inference: the GPUs that hold it before rounding to a serving layout
+    layout: ServingLayout | None = None
     if result.task == "inference":
         raw = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
-        needed = serving_gpus(raw)
-        if needed != raw:
-            notes.append(
-                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
-                f"multiple of 8 GPUs: {needed}"
-            )
-        if gpus is not None and not is_serving_count(gpus):
-            notes.append(
-                f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
-            )
+        layout = serving_layout(raw, *_heads(result))
+        needed = layout.gpus
+        _serving_notes(result, raw, layout, notes)
+        if gpus is not None:
+            layout = layout_for_count(gpus, *_heads(result))
+            if layout is None:
+                notes.append(
+                    f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
+                )
+            elif layout.pipeline_stages > 1 and result.model:
+                notes.append(f"{gpus} GPUs serve {result.model} as {layout.describe()}")
     else:
         needed = _training_gpus(result, gpu, usable, notes)
     k = gpus or needed
@@ -610,7 +618,12 @@ def _on_gpu(
         usable_memory_fraction=usable,
         gpus_needed=needed,
         gpus=k,
-        fits=needed is not None and k is not None and k >= needed,
+        fits=needed is not None
+        and k is not None
+        and k >= (raw or needed)
+        and (result.task != "inference" or layout is not None),
+        tensor_parallel=layout.tensor_parallel if layout else None,
+        pipeline_stages=layout.pipeline_stages if layout else None,
         per_gpu_gb=_per_gpu_gb(result, needed) if needed else None,
         mfu=mfu,
         mfu_source=source,
@@ -619,7 +632,7 @@ def _on_gpu(
     if result.precision == "bf16" and not gpu.has_bf16:
         notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
     if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
-        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1)
+        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1, layout.pipeline_stages if layout else 1)
         fields.update(
             tokens_per_gpu_s=tps,
             prefill_tokens_per_gpu_s=prefill_tokens_per_s(result.flops_per_token or 1.0, peak, mfu),
@@ -639,6 +652,37 @@ def _on_gpu(
             fields["bound"] = "compute"
         fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
+
+
+def _heads(result: Estimate) -> tuple[int | None, int | None]:
+    """(attention heads, KV heads) a serving split must divide: a catalog model's; none for --params,
+    whose heads are assumed to split over 1, 2, 4, 8 or a multiple of 8 GPUs."""
+    if result.model is None:
+        return None, None
+    return result.shape.heads, result.shape.kv_heads
+
+
+def _serving_notes(result: Estimate, raw: int, layout: ServingLayout, notes: list[str]) -> None:
+    """Say how a model is split for serving when the count is not simply the GPUs that hold it."""
+    if result.model is None:
+        if layout.gpus != raw:
+            notes.append(
+                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
+                f"multiple of 8 GPUs: {layout.gpus} (assumed: its heads divide evenly; --model checks them)"
+            )
+        return
+    heads, kv_heads = result.shape.heads, result.shape.kv_heads
+    if layout.pipeline_stages > 1:
+        notes.append(
+            f"{raw} GPUs would hold it; {result.model}'s {heads} attention heads ({kv_heads} KV heads) split "
+            f"evenly over at most {layout.tensor_parallel} GPUs, so it needs pipeline parallelism: "
+            f"{layout.describe()} = {layout.gpus} GPUs"
+        )
+    elif layout.gpus != raw:
+        notes.append(
+            f"{raw} GPUs would hold it, but tensor parallelism needs a count that splits {result.model}'s "
+            f"{heads} attention heads ({kv_heads} KV heads) evenly: {layout.gpus}"
+        )
 
 
 def _per_gpu_gb(result: Estimate, gpus: int) -> float:
@@ -665,7 +709,9 @@ def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[s
     return max(1, math.ceil((result.memory_gb - whole) / room - 1e-9))
 
 
-def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus: int) -> tuple[float, str]:
+def _decode_rate(
+    result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus: int, stages: int
+) -> tuple[float, str]:
     """Generated tokens per second per GPU, and what bounds it (planner.inference). KV at full context."""
     bytes_per_param = BYTES_PER_PARAM[result.precision]
     weights = weight_bytes_read(result.params, result.active_params, result.batch, bytes_per_param)
@@ -681,6 +727,7 @@ def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus:
         mfu,
         gpus,
         result.shape.layers,
+        stages,
     )
     _, bound = decode_step_seconds(*args)
     return decode_tokens_per_s(*args), bound

@@ -300,8 +300,9 @@ def _work_for(
     needed = base.gpus_needed or 1
     if deadline is not None:
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
-        if workload.task == "inference":
-            needed = serving_gpus(needed)
+        if workload.task == "inference":  # a catalog model's heads must split evenly (planner.inference)
+            heads = (base.shape.heads, base.shape.kv_heads) if base.model else (None, None)
+            needed = serving_gpus(needed, *heads)
     if gpus_max is not None and needed > gpus_max:
         why = (
             f"to finish in {deadline:g} h"

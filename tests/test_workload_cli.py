@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from decimal import Decimal
 
@@ -166,9 +167,10 @@ def lora_hours(peak: float, mfu: float) -> float:
     return FLOPS_PER_TOKEN_7B * 1e9 / (peak * 1e12 * mfu * 3600)
 
 
-# LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 3-20B over
-# Ampere's 0.46: Hopper 0.21, Volta/Turing 0.25 (planner.estimate).
-H800_LORA_MFU, T4_LORA_MFU = round(0.40 * 0.21 / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
+# LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 7B over
+# Ampere's 0.46: Hopper's curve from 1B 0.15 to 8B 0.21, linear in log N; Volta/Turing 0.25 (planner.estimate).
+HOPPER_7B = 0.15 + (0.21 - 0.15) * math.log(7) / math.log(8)  # 0.2061
+H800_LORA_MFU, T4_LORA_MFU = round(0.40 * HOPPER_7B / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
 
 
 def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
@@ -198,7 +200,7 @@ def test_plan_table_and_csv(run_cli, tmp_path):
     assert (
         "Cheapest: 2 x T4-16GB for 446.5 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
     )
-    assert "Fastest:  8 x H800-80GB for 8.7 h" in table
+    assert f"Fastest:  8 x H800-80GB for {lora_hours(989, H800_LORA_MFU) / 8:.1f} h" in table
     assert "Pareto (no other option is both cheaper and faster): T4-16GB, A100-80GB, H800-80GB" in table
     assert "fastest, pareto" in table
     t4_row, h800_row = plan_cells(table, "T4-16GB"), plan_cells(table, "H800-80GB")
