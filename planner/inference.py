@@ -175,8 +175,14 @@ def paid_cny_per_gpu_hour(
     return float(total_cny) / paid_hours if paid_hours else math.inf
 
 
+def job_cny_per_million_tokens(total_cny: float | Decimal, tokens: float) -> float:
+    """What a million tokens cost in this job: the rental's total (whole billing periods included) ÷
+    the tokens × 1e6. It agrees with the total, so ranking on it is ranking on the total."""
+    return float(total_cny) / tokens * 1e6
+
+
 def cny_per_million_tokens(cny_per_gpu_hour: float | Decimal, gpu_hours: float, tokens: float) -> float:
     """Steady-state serving cost: the paid GPU-hour rate (``paid_cny_per_gpu_hour``) × the GPU-hours a
-    million tokens take. Unlike a plan's total it ignores the unused part of whole billing periods, so
-    options rented by the hour and by the month compare on what serving costs per token."""
+    million tokens take. Unlike the job's figure (``job_cny_per_million_tokens``) it ignores the unused
+    part of whole billing periods: what a million tokens cost on a server kept busy all period."""
     return float(cny_per_gpu_hour) * gpu_hours / tokens * 1e6

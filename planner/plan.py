@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from planner import catalog
 from planner.errors import UsageError
 from planner.estimate import Estimate, NoFp8Error, estimate
-from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
+from planner.inference import (
+    cny_per_million_tokens,
+    job_cny_per_million_tokens,
+    paid_cny_per_gpu_hour,
+    serving_gpus,
+)
 from planner.pricing import (
     MAX_GPUS,
     MAX_HOURS,
@@ -85,7 +90,10 @@ class PlanOption:
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
-    cny_per_million_tokens: float | None = None  # inference: planner.inference.cny_per_million_tokens
+    # Inference: CNY per million generated tokens in this job (its total ÷ tokens, the ranking) and in
+    # steady state (the paid GPU-hour rate, without the unused part of whole periods).
+    cny_per_million_tokens_job: float | None = None
+    cny_per_million_tokens_steady_state: float | None = None
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -112,7 +120,8 @@ class PlanOption:
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
-            "cny_per_million_tokens": self.cny_per_million_tokens,
+            "cny_per_million_tokens_job": self.cny_per_million_tokens_job,
+            "cny_per_million_tokens_steady_state": self.cny_per_million_tokens_steady_state,
             "rental": rental_dict(self.rental),
         }
 
@@ -231,10 +240,18 @@ def plan(
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             on = workload.on(model, best.gpus)
-            options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
+            job, steady = per_million_tokens(on, best)
+            options.append(
+                PlanOption(
+                    on,
+                    best,
+                    needed,
+                    cny_per_million_tokens_job=job,
+                    cny_per_million_tokens_steady_state=steady,
+                )
+            )
+    # By total; for inference that is by this job's CNY per million tokens (total ÷ tokens), so the two agree.
     options = rank(options, lambda o: o.rental)
-    if workload.task == "inference":  # serving: cheapest per token first, rentable first still
-        options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
     recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
     options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
     return Plan(
@@ -249,12 +266,15 @@ def plan(
     )
 
 
-def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:
-    """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
+def per_million_tokens(e: Estimate, rental: JobCost) -> tuple[float | None, float | None]:
+    """Inference: (CNY per million generated tokens in this job, in steady state); (None, None) for
+    training. See planner.inference.job_cny_per_million_tokens and cny_per_million_tokens."""
     if e.task != "inference" or e.gpu_hours is None or not e.tokens:
-        return None
+        return None, None
     rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
-    return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
+    return job_cny_per_million_tokens(rental.total_cny, e.tokens), cny_per_million_tokens(
+        rate, e.gpu_hours, e.tokens
+    )
 
 
 def check_plan_filters(

@@ -619,13 +619,21 @@ def test_plan_inference_ranks_by_cny_per_million_tokens(run_cli, tmp_path):
     )
     assert result.exit_code == 0, result.output
     options = json.loads(result.output)["options"]
-    per_m = [o["cny_per_million_tokens"] for o in options]
+    per_m = [o["cny_per_million_tokens_job"] for o in options]
     assert per_m == sorted(per_m) and all(p > 0 for p in per_m)
-    totals = [float(o["total_cny"]) for o in options]
-    assert totals != sorted(totals)  # the monthly L20 ranks on its per-token cost, not its total
+    # This job's figure is the total over the tokens: the ranking and the total agree.
+    for o in options:
+        assert o["cny_per_million_tokens_job"] == pytest.approx(
+            float(o["total_cny"]) / 10, abs=0.001
+        )  # cents
+    monthly = next(o for o in options if o["rental"]["billing"] == "monthly")
+    # The steady state spreads the month over its 730 hours: less than this 10M-token job pays.
+    assert monthly["cny_per_million_tokens_steady_state"] < monthly["cny_per_million_tokens_job"]
+    assert "cny_per_million_tokens" not in monthly
     text = run_cli("plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M").output
-    assert "CNY/M tok" in text and "Ranked by CNY per million generated tokens" in text
-    assert "1, 2, 4, 8 or multiples of 8" in text
+    assert "CNY/M tok (this job)" in text and "CNY/M tok (steady state)" in text
+    assert "Ranked by CNY per million generated tokens in this job" in text
+    assert "tensor parallelism can split the heads over" in text
 
 
 def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):
