@@ -17,6 +17,7 @@ from sqlalchemy import insert, select, tuple_, update
 from sqlalchemy.engine import Connection
 
 from db.schema import availability, instances, scrape_runs
+from vocab import RunStatus
 
 InstanceKey = tuple[str, str, str]  # provider, region, instance_type
 
@@ -102,7 +103,7 @@ def start_run(conn: Connection, provider: str, kind: str, source: str | None = N
             provider=provider,
             kind=kind,
             started_at=utcnow(),
-            status="running",
+            status=RunStatus.RUNNING,
             offers_seen=0,
             prices_stored=0,
             prices_changed=0,
@@ -124,14 +125,14 @@ def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> Non
     )
 
 
-INTERRUPTED = "interrupted"
+INTERRUPTED = RunStatus.INTERRUPTED
 
 
 def close_interrupted_runs(conn: Connection, kind: str) -> int:
     """Mark every run of ``kind`` still ``running`` as ``interrupted`` (its process died: killed, power
     cut); returns how many. Only safe while holding the lock that runs of ``kind`` take, so no live
     run is among them. Such a run stored nothing: each run's prices commit with its ``finish_run``."""
-    stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == "running"]
+    stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == RunStatus.RUNNING]
     if conn.execute(select(scrape_runs.c.id).where(*stale).limit(1)).first() is None:
         return 0  # nothing to close: no write at all (a read-only database then fails where it writes)
     result = conn.execute(

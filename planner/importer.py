@@ -38,6 +38,7 @@ from planner.normalize import (
     parse_price,
 )
 from planner.providers import canonical_provider
+from vocab import RunStatus
 
 REQUIRED_COLUMNS = (
     "provider",
@@ -106,7 +107,12 @@ def import_csv(
                 rows += len(batch)
             changed = stored.changed
             store.finish_run(
-                conn, run_id, "ok", offers_seen=rows, prices_stored=stored.stored, prices_changed=changed
+                conn,
+                run_id,
+                RunStatus.OK,
+                offers_seen=rows,
+                prices_stored=stored.stored,
+                prices_changed=changed,
             )
     except UnicodeDecodeError:
         line = _first_bad_utf8_line(path)

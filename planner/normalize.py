@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing, hours_per_unit
 from planner.errors import UnknownNameError
+from vocab import STORED_STOCK_STATUSES, StockStatus
 
 if TYPE_CHECKING:  # the type only: a quote must not import the scrapers (or requests)
     from scrapers.base import RawOffer
@@ -32,7 +33,6 @@ MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
 # Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
-STORED_STOCK = ("available", "low", "sold_out")
 # Control characters (NUL breaks PostgreSQL text, a newline or tab breaks a table or a CSV row).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
@@ -292,7 +292,7 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         memory_gb=_size(raw.memory_gb),
         gpu_note=_plain(raw.gpu_note),
         # "unknown" (and anything else) is stored as no verdict; scrapers.stock maps provider words.
-        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK else None,
+        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK_STATUSES else None,
         idle_gpus=_count(raw.idle_gpus),
         orderable_gpus=_count(raw.orderable_gpus),
         total_gpus=_count(raw.total_gpus),
@@ -341,12 +341,12 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
     """One offer per instance and billing mode: the cheapest, with stock merged over zones."""
     best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
     statuses = {o.stock_status for o, _ in group}
-    if "available" in statuses:
-        stock: str | None = "available"  # one zone with stock is enough: the job can go there
-    elif "low" in statuses:
-        stock = "low"
-    elif statuses == {"sold_out"}:
-        stock = "sold_out"
+    if StockStatus.AVAILABLE in statuses:
+        stock: str | None = StockStatus.AVAILABLE  # one zone with stock is enough: the job can go there
+    elif StockStatus.LOW in statuses:
+        stock = StockStatus.LOW
+    elif statuses == {StockStatus.SOLD_OUT}:
+        stock = StockStatus.SOLD_OUT
     else:
         stock = None
     counts: dict[str | None, tuple[int | None, int | None, int | None]] = {}

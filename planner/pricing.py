@@ -49,6 +49,8 @@ from planner.normalize import PriceRejected, fx_rate, per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
 from planner.regions import region_scope
+from planner.units import MAX_GPUS
+from vocab import StockStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -57,7 +59,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
 
 MAX_HOURS = 24 * 365 * 10
-MAX_GPUS = 100_000
 CENTS = Decimal("0.01")
 TIE_SHARE = Decimal("0.005")  # totals this close (or within TIE_CNY) are a tie: fewer machines win
 TIE_CNY = Decimal(1)
@@ -121,9 +122,9 @@ def availability(stock: Stock | None, gpus_needed: float) -> Availability:
     # Before the status: AutoDL's idle GPUs that take no order are stored as sold out (db.schema).
     if stock.orderable_gpus is not None and stock.orderable_gpus < gpus_needed:
         return Availability.NOT_ORDERABLE
-    if stock.stock_status == "sold_out":
+    if stock.stock_status == StockStatus.SOLD_OUT:
         return Availability.SOLD_OUT
-    if stock.stock_status in ("available", "low") or stock.idle_gpus is not None:
+    if stock.stock_status in (StockStatus.AVAILABLE, StockStatus.LOW) or stock.idle_gpus is not None:
         return Availability.AVAILABLE
     return Availability.UNKNOWN
 

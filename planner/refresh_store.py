@@ -25,6 +25,7 @@ from db import store
 from planner.normalize import Offer, is_suspicious_move
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, fail
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, by_reason, clean, first_line, listed, scrub
+from vocab import STORED_RUN_STATUSES, RunStatus
 
 MASS_MOVE_MIN = 3  # at least this many tenfold moves ...
 MASS_MOVE_SHARE = 0.5  # ... and more than this share of the run's stored prices: the run is refused
@@ -54,7 +55,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
         notes.append(
             f"unknown GPUs: {listed(named)}; a real card needs its name among the aliases in planner/data/gpus.csv"
         )
-    if result.status == "failed":
+    if result.status == RunStatus.FAILED:
         lost = [
             i.message
             for i in result.issues
@@ -173,7 +174,7 @@ def _went_quiet(engine: Engine, job: Job) -> str | None:
         .where(
             runs.c.provider == job.name,
             runs.c.kind == "refresh",
-            runs.c.status.in_(("ok", "partial")),
+            runs.c.status.in_(STORED_RUN_STATUSES),
             runs.c.offers_seen > 0,
             runs.c.id != job.run_id,
             (runs.c.mode == mode) | runs.c.mode.like(f"{mode}/%"),

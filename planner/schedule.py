@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from planner.errors import PlannerError, UsageError
 from planner.locks import LockBusy, refresh_lock
+from vocab import RunStatus
 
 log = logging.getLogger("planner.schedule")
 
@@ -295,7 +296,7 @@ def run_job(
         ]
         log.info("refresh finished: %s", "; ".join(parts) or "no provider")
         for o in summary.outcomes:
-            if o.status == "failed":
+            if o.status == RunStatus.FAILED:
                 log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
         refresh_code = summary.exit_code
     try:

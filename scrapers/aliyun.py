@@ -64,6 +64,13 @@ class AliyunScraper:
     )
     # ECS allows about 20 QPS (Max-Cheng throttles to 18); five a second is plenty for us.
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2, read_timeout_s=120)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"cdn_version": "version", "spot": "bool"}
+
+    @staticmethod
+    def state_options(state_dir: Path) -> dict[str, Any]:
+        """Options of a live run: the file remembering the last good price-file version."""
+        return {"state_path": str(state_dir / "aliyun.json")}
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         if env.get(ENV_ID) and env.get(ENV_SECRET):

@@ -238,6 +238,8 @@ class AutodlScraper:
         'sends), raw, without "Bearer"; it expires: a run that says so needs a fresh one'
     )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=PAGE_PAUSE_S)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"charge_types": "names"}
 
     def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
         self.sleep = sleep

@@ -18,38 +18,40 @@ Sources (field types and enum values as documented):
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-Stock = Literal["available", "low", "sold_out", "unknown"]
-STOCK_STATES: tuple[Stock, ...] = ("available", "low", "sold_out", "unknown")
+from vocab import StockStatus
 
-TENCENT_STATUS: dict[str, Stock] = {"SELL": "available", "SOLD_OUT": "sold_out"}
+Stock = StockStatus
+STOCK_STATES: tuple[Stock, ...] = tuple(StockStatus)
+
+TENCENT_STATUS: dict[str, Stock] = {"SELL": Stock.AVAILABLE, "SOLD_OUT": Stock.SOLD_OUT}
 TENCENT_STATUS_CATEGORY: dict[str, Stock] = {
-    "EnoughStock": "available",
-    "NormalStock": "available",
-    "UnderStock": "low",
-    "WithoutStock": "sold_out",
+    "EnoughStock": Stock.AVAILABLE,
+    "NormalStock": Stock.AVAILABLE,
+    "UnderStock": Stock.LOW,
+    "WithoutStock": Stock.SOLD_OUT,
 }
-ALIYUN_STATUS: dict[str, Stock] = {"Available": "available", "SoldOut": "sold_out"}
+ALIYUN_STATUS: dict[str, Stock] = {"Available": Stock.AVAILABLE, "SoldOut": Stock.SOLD_OUT}
 # "Closed" = the type is no longer sold to new buyers there; WithStock/WithoutStock = stock left or not.
 ALIYUN_STATUS_CATEGORY: dict[str, Stock] = {
-    "WithStock": "available",
-    "ClosedWithStock": "available",
-    "WithoutStock": "sold_out",
-    "ClosedWithoutStock": "sold_out",
+    "WithStock": Stock.AVAILABLE,
+    "ClosedWithStock": Stock.AVAILABLE,
+    "WithoutStock": Stock.SOLD_OUT,
+    "ClosedWithoutStock": Stock.SOLD_OUT,
 }
 # How a provider's pair of words combines: the worse of the two wins, so "Available" beside
 # "WithoutStock" is sold out, and "SELL" beside "UnderStock" is low.
-_RANK: dict[Stock, int] = {"sold_out": 0, "low": 1, "available": 2}
+_RANK: dict[Stock, int] = {Stock.SOLD_OUT: 0, Stock.LOW: 1, Stock.AVAILABLE: 2}
 
 
 def _worst(*states: Stock) -> Stock:
-    known = [s for s in states if s != "unknown"]
-    return min(known, key=_RANK.__getitem__) if known else "unknown"
+    known = [s for s in states if s != Stock.UNKNOWN]
+    return min(known, key=_RANK.__getitem__) if known else Stock.UNKNOWN
 
 
 def _word(table: dict[str, Stock], value: Any) -> Stock:
-    return table.get(value, "unknown") if isinstance(value, str) else "unknown"
+    return table.get(value, Stock.UNKNOWN) if isinstance(value, str) else Stock.UNKNOWN
 
 
 def tencent_stock(status: Any, status_category: Any) -> Stock:
@@ -67,11 +69,11 @@ def autodl_stock(orderable_gpus: int | None, idle_gpus: int | None) -> Stock:
     ``gpu_order_num`` the idle count decides, as before that field was read."""
     count = orderable_gpus if orderable_gpus is not None else idle_gpus
     if count is None:
-        return "unknown"
-    return "available" if count > 0 else "sold_out"
+        return Stock.UNKNOWN
+    return Stock.AVAILABLE if count > 0 else Stock.SOLD_OUT
 
 
 def best_of(states: list[Stock]) -> Stock:
     """One verdict for one type over several zones: the best zone decides (a job can go there)."""
-    known = [s for s in states if s != "unknown"]
-    return max(known, key=_RANK.__getitem__) if known else "unknown"
+    known = [s for s in states if s != Stock.UNKNOWN]
+    return max(known, key=_RANK.__getitem__) if known else Stock.UNKNOWN

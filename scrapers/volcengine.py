@@ -300,6 +300,8 @@ class VolcengineScraper:
         "an AccessKey pair (IAM console > key management, ideally of a sub-user with read-only ECS access)"
     )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"pricing_products": "names"}
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         """``account`` when both keys are set: GPU facts for every type from DescribeInstanceTypes."""

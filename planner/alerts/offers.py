@@ -24,10 +24,11 @@ from db.queries import LatestPrice, current_availability, latest_prices, recent_
 from db.schema import availability, instances, prices, scrape_runs
 from planner.alerts.rules import Rule
 from planner.pricing import offer_of
+from vocab import STORED_RUN_STATUSES, StockStatus
 
-SOLD_OUT = "sold_out"
-AVAILABLE = "available"
-LOW = "low"
+SOLD_OUT = StockStatus.SOLD_OUT
+AVAILABLE = StockStatus.AVAILABLE
+LOW = StockStatus.LOW
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ def _new_instances(conn: Connection, rows: Sequence[LatestPrice]) -> set[int]:
             select(func.max(scrape_runs.c.started_at)).where(
                 scrape_runs.c.provider == provider,
                 scrape_runs.c.kind == "refresh",
-                scrape_runs.c.status.in_(["ok", "partial"]),
+                scrape_runs.c.status.in_(STORED_RUN_STATUSES),
             )
         ).scalar()
         if started is None:
