@@ -37,6 +37,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
         return fail(engine, job, scraped.crash, offers=0)
     result, normalized = scraped.result, scraped.normalized
     notes = [f"{i.kind}: {i.message}" for i in result.notes]
+    notes += [f"warning: {n}" for n in (normalized.notes if normalized else ())]
     skipped_issues = result.skipped
     if skipped_issues:
         notes.append(f"{len(skipped_issues)} offer(s) skipped by the scraper: {by_reason(skipped_issues)}")

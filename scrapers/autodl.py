@@ -29,6 +29,7 @@ from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.stock import autodl_stock
 from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, to_price
+from vocab import HOURS_PER_UNIT, UNIT_OF_MODE, BillingMode
 
 PROVIDER = "autodl"
 GPU_TYPE_URL = "https://www.autodl.com/api/v1/machine/gpu_type"
@@ -36,12 +37,12 @@ REGION_URL = "https://www.autodl.com/api/v1/region/list"
 SEARCH_URL = "https://www.autodl.com/api/v1/machine/search"
 ENV_TOKEN = "AUTODL_TOKEN"
 EXPIRED = "AutoDL refused the token ({}): log in again and refresh AUTODL_TOKEN"
-# charge_type -> (canonical billing, unit, hours in the unit)
-CHARGE_TYPES: dict[str, tuple[str, str, int]] = {
-    "payg": ("on_demand", "hour", 1),
-    "daily": ("daily", "day", 24),
-    "weekly": ("weekly", "week", 168),
-    "monthly": ("monthly", "month", 730),
+# charge_type -> canonical billing mode (its unit and hours are vocab's UNIT_OF_MODE and HOURS_PER_UNIT)
+CHARGE_TYPES: dict[str, BillingMode] = {
+    "payg": BillingMode.ON_DEMAND,
+    "daily": BillingMode.DAILY,
+    "weekly": BillingMode.WEEKLY,
+    "monthly": BillingMode.MONTHLY,
 }
 PAGE_SIZE = 100  # the market caps page_size at 100 (report 2026-08-06)
 PAGE_PAUSE_S = 0.2  # gpuhunter's pause between pages
@@ -131,7 +132,7 @@ def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
     ):  # 厘 are integers; a string or float means the shape changed
         raise ScrapeError(f"{where}: {raw!r} is not an integer number of 厘")
     li = int(to_price(raw, where))  # negative -> ScrapeError
-    hours = CHARGE_TYPES[charge_type][2]
+    hours = HOURS_PER_UNIT[UNIT_OF_MODE[CHARGE_TYPES[charge_type]]]
     if li_to_cny(li) / hours > MAX_CNY_PER_GPU_HOUR:
         raise ScrapeError(f"{where}: {li} 厘 is absurd (over {MAX_CNY_PER_GPU_HOUR} CNY per GPU-hour)")
     return li
@@ -191,7 +192,8 @@ def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], 
 
 def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
     """Per (GPU model, region): the cheapest and the median price, and the idle/total GPU counts."""
-    billing, unit, _ = CHARGE_TYPES[charge_type]
+    billing = CHARGE_TYPES[charge_type]
+    unit = UNIT_OF_MODE[billing]
     groups: dict[tuple[str, str], list[Machine]] = defaultdict(list)
     for m in machines:
         groups[(m.gpu_name, m.region)].append(m)

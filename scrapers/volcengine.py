@@ -27,6 +27,7 @@ from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
 from scrapers.volc_openapi import Credentials, GpuSpec, describe_instance_types
+from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED
 
 PROVIDER = "volcengine"
 CALC_URL = "https://www.volcengine.com/anonymous-api/trade/price"
@@ -284,11 +285,15 @@ def build_offers(
                 # now: no stock is claimed (quote would print "available"); the zones ride in extra.
                 stock_status=None,
                 source=source,
-                gpu_note=gpu.memory_note,
-                extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)},
+                extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)}
+                | _undocumented_size(gpu.memory_size_undocumented),
             )
         )
     return out
+
+
+def _undocumented_size(size: float | None) -> dict[str, str]:
+    return {} if size is None else {EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED: f"{size:g}"}
 
 
 class VolcengineScraper:
@@ -326,9 +331,6 @@ class VolcengineScraper:
         api_specs = None
         if creds.get(ENV_AK) and creds.get(ENV_SK):
             api_specs = describe_instance_types(client, Credentials(creds[ENV_AK], creds[ENV_SK]))
-            for itype, spec in sorted(api_specs.items()):
-                if spec is not None and spec.memory_note:
-                    yield Issue("warning", f"Volcengine {itype}: {spec.memory_note}", instance_type=itype)
         templates = [(ECS_TEMPLATE_CODE, "ECS")]
         for product in settings.options.get("pricing_products", GPU_PRICING_PRODUCTS):
             params = {

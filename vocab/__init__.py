@@ -93,6 +93,11 @@ HOURS_PER_UNIT: dict[str, int] = {
 }
 
 
+# RawOffer.extra key: a GPU memory size as the provider sent it, in a unit it does not document
+# (Volcengine's Memory.Size). The pipeline checks it against the catalog (planner.normalize).
+EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
+
+
 @dataclass(frozen=True)
 class Provider:
     """One line of the provider table."""
