@@ -242,6 +242,28 @@ class AutodlScraper:
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=PAGE_PAUSE_S)
     # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
     replay_options: ClassVar[dict[str, str]] = {"charge_types": "names"}
+    # What to do when the market refuses the token (``planner providers --check``).
+    refused_hint: ClassVar[str] = (
+        "log in to autodl.com again and set AUTODL_TOKEN to the fresh token (no 'Bearer')"
+    )
+
+    @staticmethod
+    def check(client: HttpClient, settings: ProviderSettings) -> str:
+        """``planner providers --check``: the cheapest request of the mode in use, and what it answered."""
+        token = settings.credentials.get(ENV_TOKEN, "").strip().removeprefix("Bearer ").strip()
+        if token:
+            body = {
+                "charge_type": "payg",
+                "page_index": 1,
+                "page_size": 1,
+                "gpu_idle_num": 0,
+                "default_order": True,
+            }
+            answer = client.post(SEARCH_URL, json_body=body, headers={"Authorization": token})
+            _, total, _ = parse_search_page(answer.content, "payg")
+            return f"the market search took the token ({total} machines listed)"
+        gpus = parse_gpu_types(client.get(GPU_TYPE_URL).content)
+        return f"the public GPU list answered ({len(gpus)} models); no token, so no market prices"
 
     def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
         self.sleep = sleep
