@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.stock import autodl_stock
+from scrapers.stock import Stock, from_count
 from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, to_price
 from vocab import HOURS_PER_UNIT, UNIT_OF_MODE, BillingMode
 
@@ -49,6 +49,13 @@ PAGE_PAUSE_S = 0.2  # gpuhunter's pause between pages
 MAX_PAGES = 200  # 3194 payg machines on 2026-08-06 = 32 pages; 200 means something is wrong
 MAX_CNY_PER_GPU_HOUR = Decimal(200)  # H800 is 8.88/GPU-hour (2026-08); 200 means the unit changed
 _LI_PER_CNY = Decimal(1000)
+
+
+def autodl_stock(orderable_gpus: int | None, idle_gpus: int | None) -> Stock:
+    """AutoDL counts (machine/search ``gpu_idle_num`` and ``gpu_order_num``, providers.md §4.1, report
+    2026-08-06): orderable GPUs decide (idle but not orderable is sold out); without ``gpu_order_num``
+    the idle count decides, as before that field was read. No stock word, counts only."""
+    return from_count(orderable_gpus if orderable_gpus is not None else idle_gpus)
 
 
 @dataclass(frozen=True)
