@@ -21,14 +21,16 @@ from vocab import (
     BillingMode,
 )
 
-ON_DEMAND = BillingMode.ON_DEMAND
-SPOT = BillingMode.SPOT
-DAILY = BillingMode.DAILY
-WEEKLY = BillingMode.WEEKLY
-MONTHLY = BillingMode.MONTHLY
-YEARLY = BillingMode.YEARLY
+# Plain strings (the enum's values): the import binds one per row, and the database driver takes a
+# plain str without asking whether it needs adapting.
+ON_DEMAND: str = BillingMode.ON_DEMAND.value
+SPOT: str = BillingMode.SPOT.value
+DAILY: str = BillingMode.DAILY.value
+WEEKLY: str = BillingMode.WEEKLY.value
+MONTHLY: str = BillingMode.MONTHLY.value
+YEARLY: str = BillingMode.YEARLY.value
 
-BILLING_MODES: tuple[str, ...] = tuple(BillingMode)
+BILLING_MODES: tuple[str, ...] = tuple(m.value for m in BillingMode)
 SUBSCRIPTION_MODES: tuple[str, ...] = (DAILY, WEEKLY, MONTHLY, YEARLY)
 HOURLY_MODES: tuple[str, ...] = (ON_DEMAND, SPOT)
 __all__ = [
