@@ -30,6 +30,8 @@ RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
 EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
 # Off in the packaged defaults until a user turns them on; the tests' config turns them on.
 OFF_BY_DEFAULT = ("ppio", "compshare")
+# What a refresh run with the packaged defaults (the CLI, no test config) stores.
+EXPECTED_STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:

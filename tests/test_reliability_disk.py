@@ -25,7 +25,7 @@ from sqlalchemy import event, func, select
 from db.engine import ensure_schema, make_engine
 from db.schema import prices, scrape_runs
 from tests.test_bad_input_cli import assert_one_line_error
-from tests.test_refresh import EXPECTED_STORED, RAW, refresh
+from tests.test_refresh import EXPECTED_STORED_BY_DEFAULT, RAW, refresh
 from tests.test_reliability_kill import _big_csv, age, assert_intact, stored
 
 pytestmark = pytest.mark.slow
@@ -113,7 +113,7 @@ def test_a_full_disk_is_one_clear_error_and_nothing_half_stored(tmp_path, monkey
         assert "database or disk is full" in tonight.output, tonight.output
         during = assert_intact(engine, url, before, "refresh on a full disk")
         today = dt.datetime.now(dt.UTC).date()
-        for provider, count in EXPECTED_STORED.items():  # a small provider may fit; none is half stored
+        for provider, count in EXPECTED_STORED_BY_DEFAULT.items():  # a small one may fit; none half stored
             assert sum(1 for r in during if r[0] == provider and r[4] == today) in (0, count), provider
 
         imported = invoke(url, workdir, "import", str(big))
@@ -139,8 +139,8 @@ def test_a_full_disk_is_one_clear_error_and_nothing_half_stored(tmp_path, monkey
         after = assert_intact(engine, url, before, "refresh once the disk has room")
         today = dt.datetime.now(dt.UTC).date()
         assert {
-            p: sum(1 for r in after if r[0] == p and r[4] == today) for p in EXPECTED_STORED
-        } == EXPECTED_STORED
+            p: sum(1 for r in after if r[0] == p and r[4] == today) for p in EXPECTED_STORED_BY_DEFAULT
+        } == EXPECTED_STORED_BY_DEFAULT
         assert invoke(url, workdir, "import", str(big)).exit_code == 0
         with engine.connect() as conn:
             assert conn.execute(select(func.count()).select_from(scrape_runs)).scalar_one() > runs_before
