@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 
 class BillingMode(StrEnum):
@@ -98,6 +99,9 @@ HOURS_PER_UNIT: dict[str, int] = {
 EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
 
 
+RegionNaming = Literal["cn-prefix", "area-city", "mainland"]
+
+
 @dataclass(frozen=True)
 class Provider:
     """One line of the provider table."""
@@ -108,18 +112,27 @@ class Provider:
     # A marketplace sells the GPUs of shared machines one by one: its "instance" is one GPU
     # (normalize.py), and a job of N GPUs can sit on one machine while N fits it.
     marketplace: bool = False
+    # How its region names tell mainland China from elsewhere (planner.regions): "cn-prefix" (cn-<city>,
+    # Hong Kong excepted), "area-city" (Tencent's ap-<city>) or "mainland" (every region is).
+    region_naming: RegionNaming = "cn-prefix"
 
 
 PROVIDER_TABLE: tuple[Provider, ...] = (
     Provider("aliyun", "scrapers.aliyun:AliyunScraper", ("alibaba", "alibabacloud", "alicloud", "阿里云")),
-    Provider("tencent", "scrapers.tencent:TencentScraper", ("tencentcloud", "qcloud", "腾讯云")),
+    Provider(
+        "tencent",
+        "scrapers.tencent:TencentScraper",
+        ("tencentcloud", "qcloud", "腾讯云"),
+        region_naming="area-city",
+    ),
     Provider("volcengine", "scrapers.volcengine:VolcengineScraper", ("volc", "bytedance", "火山引擎")),
-    Provider("autodl", "scrapers.autodl:AutodlScraper", marketplace=True),
+    Provider("autodl", "scrapers.autodl:AutodlScraper", marketplace=True, region_naming="mainland"),
     Provider("ppio", "scrapers.ppio:PpioScraper", ("派欧云", "ppinfra")),
     Provider("compshare", "scrapers.compshare:CompshareScraper", ("优云智算", "ucompshare")),
 )
 PROVIDER_NAMES: tuple[str, ...] = tuple(p.name for p in PROVIDER_TABLE)
 MARKETPLACES: frozenset[str] = frozenset(p.name for p in PROVIDER_TABLE if p.marketplace)
+REGION_NAMING: dict[str, RegionNaming] = {p.name: p.region_naming for p in PROVIDER_TABLE}
 # GPUs on one marketplace machine: AutoDL's market search lists machines with gpu_number 8
 # (shared/reference/samples/autodl_machine_search.json).
 MARKET_MACHINE_GPUS = 8
