@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from db.queries import latest_rows, uses_lateral
 from db.schema import instances, prices
 from db.store import InstanceKey, PriceChange, StoreCounts, _chunks
+
+SIX_PLACES = Decimal("0.000001")  # what prices.price keeps
 
 # A checked price as a plain tuple, the bulk form of PriceRow (a file import builds a million of them):
 # (instance, billing, observed_at, observed_on, price, currency, unit, cny_per_gpu_hour, source, tiers,
@@ -86,12 +89,17 @@ class PriceBatches:
         self.run_id = run_id
         self.stored = 0
         self.already_present = 0
+        # Records whose (instance, billing, day) is stored at another price, in file order; counted in
+        # already_present too. ``replace_corrections`` stores them in place of the old prices.
+        self.corrections: list[Correction] = []
         self._changed = 0
         self._newest: dict[tuple[int, str], dt.date] = {}
         self._in_order = True
 
     def append(self, records: Sequence[PriceRecord], instance_ids: Mapping[InstanceKey, int]) -> None:
-        counts, in_order = _append(self.conn, records, instance_ids, self.run_id, False, self._newest)
+        counts, in_order = _append(
+            self.conn, records, instance_ids, self.run_id, False, self._newest, self.corrections
+        )
         self.stored += counts.stored
         self.already_present += counts.already_present
         self._changed += counts.changed
@@ -100,6 +108,44 @@ class PriceBatches:
     @property
     def changed(self) -> int:
         return self._changed if self._in_order else count_changed(self.conn, self.run_id)
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A price for an (instance, billing, day) that is stored at another price."""
+
+    record: PriceRecord
+    key: tuple[int, str, dt.date]  # instance_id, billing, day
+    stored_price: Decimal
+
+
+def replace_corrections(conn: Connection, corrections: Sequence[Correction], run_id: int) -> None:
+    """Store each correction's price (and what goes with it) in place of the stored observation of its
+    day, which then belongs to ``run_id``; the caller records the old prices in the run's notes."""
+    for correction in corrections:
+        instance_id, billing, day = correction.key
+        _, _, observed_at, _, price, currency, unit, cny, source, tiers, median = correction.record
+        conn.execute(
+            update(prices)
+            .where(
+                prices.c.instance_id == instance_id, prices.c.billing == billing, prices.c.observed_on == day
+            )
+            .values(
+                price=price,
+                currency=currency,
+                unit=unit,
+                cny_per_gpu_hour=cny,
+                tiers=tiers,
+                median_price=median,
+                source=source,
+                observed_at=observed_at,
+                run_id=run_id,
+            )
+        )
+
+
+def _six_places(value: Decimal) -> Decimal:
+    return Decimal(value).quantize(SIX_PLACES)
 
 
 def count_changed(conn: Connection, run_id: int) -> int:
@@ -130,9 +176,11 @@ def _append(
     run_id: int,
     keep_changes: bool,
     newest: dict[tuple[int, str], dt.date],
+    corrections: list[Correction] | None = None,
 ) -> tuple[StoreCounts, bool]:
     """Store one batch; ``newest`` holds the newest day earlier batches stored per series and is
-    updated. Also returns whether no series got a day older than those (so ``changed`` is final)."""
+    updated. Also returns whether no series got a day older than those (so ``changed`` is final).
+    A record whose day is stored at another price is added to ``corrections`` when it is given."""
     if not records:
         return StoreCounts(0, 0, 0), True
     pending: dict[tuple[int, str, dt.date], PriceRecord] = {}
@@ -141,6 +189,14 @@ def _append(
         keep_first((instance_ids[record[0]], record[1], record[3]), record)
     existing = _stored_keys(conn, pending)
     new_keys = [k for k in pending if k not in existing] if existing else list(pending)
+    if corrections is not None and existing:
+        corrections.extend(  # a day stored by this run (an earlier batch) keeps its first row
+            Correction(pending[k], k, existing[k][0])
+            for k in pending
+            if k in existing
+            and existing[k][1] != run_id
+            and _six_places(pending[k][4]) != _six_places(existing[k][0])
+        )
     new_keys.sort(key=itemgetter(2))  # stable: oldest first, file order within a day
     previous, later = _stored_around(conn, new_keys)
     to_db = _PriceValues(conn.dialect)
@@ -265,18 +321,20 @@ def _memo(convert: Any) -> Any:
     return converted
 
 
-def _stored_keys(conn: Connection, keys: Iterable[tuple[int, str, dt.date]]) -> set[tuple[int, str, dt.date]]:
-    """Which of ``keys`` (instance_id, billing, day) are already stored."""
+def _stored_keys(
+    conn: Connection, keys: Iterable[tuple[int, str, dt.date]]
+) -> dict[tuple[int, str, dt.date], tuple[Decimal, int]]:
+    """Which of ``keys`` (instance_id, billing, day) are already stored, with their price and run."""
     keys = list(keys)
     days = sorted(set(map(itemgetter(2), keys)))
-    existing: set[tuple[int, str, dt.date]] = set()
+    existing: dict[tuple[int, str, dt.date], tuple[Decimal, int]] = {}
     for chunk in _chunks(sorted(set(map(itemgetter(0), keys))), 500):
         stored = conn.execute(
-            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on).where(
-                prices.c.instance_id.in_(chunk), prices.c.observed_on.in_(days)
-            )
+            select(
+                prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price, prices.c.run_id
+            ).where(prices.c.instance_id.in_(chunk), prices.c.observed_on.in_(days))
         )
-        existing.update((i, b, d) for i, b, d in stored)
+        existing.update(((i, b, d), (p, r)) for i, b, d, p, r in stored)
     return existing
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, exc, text
 from sqlalchemy.engine import Engine, make_url
@@ -24,6 +26,18 @@ from db.schema import HEAD_REVISION
 warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
 
 MIGRATION_LOCK_KEY = 0x504C414E  # "PLAN": the PostgreSQL advisory-lock key for migrations
+
+
+# Engines opened read-only because writing is impossible, and why (say so to the user).
+READ_ONLY_REASONS: weakref.WeakKeyDictionary[Engine, str] = weakref.WeakKeyDictionary()
+
+
+def on_read_only_file_system(path: Path) -> bool:
+    """True when ``path``'s file system is mounted read-only."""
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 class SchemaTooNew(Exception):
@@ -70,11 +84,36 @@ def make_engine(url: str, busy_timeout_s: float = 30.0) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database
         if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            path = Path(database).expanduser()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_file() and on_read_only_file_system(path):
+                return read_only_engine(path, f"{path} is on a read-only file system", busy_timeout_s)
         engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
         _tune_sqlite(engine, busy_timeout_s)
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+def read_only_engine(path: Path, reason: str, busy_timeout_s: float = 30.0) -> Engine:
+    """A SQLite file opened read-only and immutable, because ``reason`` (its disk is read-only or full).
+
+    WAL needs its -shm file beside the database even to read; where that file cannot be made every
+    read fails. Nothing can change the file there, so SQLite may read it as immutable: reads answer,
+    writes fail with "attempt to write a readonly database".
+    """
+    url = f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro&immutable=1&uri=true"
+    engine = create_engine(url, connect_args={"timeout": busy_timeout_s})
+    READ_ONLY_REASONS[engine] = reason
+    return engine
+
+
+def disk_is_full(path: Path, below_bytes: int = 1 << 20) -> bool:
+    """True when the file system of ``path`` has less than ``below_bytes`` free."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < below_bytes
 
 
 def _tune_sqlite(engine: Engine, busy_timeout_s: float) -> None:

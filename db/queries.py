@@ -589,12 +589,14 @@ def snapshot_run(conn: Connection) -> tuple[dt.datetime, str | None] | None:
 def export_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ):
-    """Every stored observation (oldest first), streamed, with its instance's columns."""
+    """Every stored observation (oldest first), streamed, with its instance's columns, its tiers and
+    median, and the stock seen in the same run (the columns of ``planner.importer.EXPORT_COLUMNS``)."""
     filters = []
     if gpu_models:
         filters.append(instances.c.gpu_model.in_(list(gpu_models)))
     if providers:
         filters.append(instances.c.provider.in_(list(providers)))
+    stock = availability.alias("stock")
     query = (
         select(
             instances.c.provider,
@@ -609,8 +611,21 @@ def export_rows(
             instances.c.vcpus,
             instances.c.memory_gb,
             prices.c.source,
+            instances.c.gpu_note,
+            prices.c.tiers,
+            prices.c.median_price,
+            stock.c.stock_status,
+            stock.c.idle_gpus,
+            stock.c.total_gpus,
+            stock.c.orderable_gpus,
         )
         .join(instances, instances.c.id == prices.c.instance_id)
+        .outerjoin(
+            stock,
+            (stock.c.instance_id == prices.c.instance_id)
+            & (stock.c.billing == prices.c.billing)
+            & (stock.c.run_id == prices.c.run_id),
+        )
         .where(*filters)
         .order_by(prices.c.observed_on, instances.c.provider, instances.c.region, instances.c.instance_type)
     )

@@ -7,19 +7,96 @@ nothing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import insert, select, tuple_, update
-from sqlalchemy.engine import Connection
+from sqlalchemy import exc, insert, select, text, tuple_, update
+from sqlalchemy.engine import Connection, Engine
 
 from db.schema import availability, instances, scrape_runs
 from vocab import RunStatus
 
 InstanceKey = tuple[str, str, str]  # provider, region, instance_type
+
+# How long a writer waits for another one (a refresh beside a long import) before it gives up.
+WRITE_WAIT_S = 900.0
+WRITE_LOCK_KEY = 0x50524943  # "PRIC": the PostgreSQL advisory lock every writer of prices holds
+
+
+@contextlib.contextmanager
+def writing(engine: Engine, wait_s: float = WRITE_WAIT_S) -> Iterator[Connection]:
+    """A write transaction that holds the database's write lock from its first statement, waiting up to
+    ``wait_s`` for another writer to finish; committed on success, rolled back on any error.
+
+    Writers take turns instead of failing: on SQLite ``BEGIN IMMEDIATE`` (one writer at a time, waited
+    for by the busy timeout and retried here until ``wait_s``), on PostgreSQL one advisory lock per
+    transaction. So what a writer reads first (is the database empty? is this day stored?) is still
+    true when it writes: a snapshot is never loaded beside an import, and two imports of the same
+    file never both insert.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        conn = engine.connect()
+        try:
+            trans = conn.begin()
+            _take_write_lock(conn, max(1.0, deadline - time.monotonic()))
+            break
+        except exc.OperationalError as err:
+            conn.close()
+            if not is_lock_wait(err) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+        except BaseException:
+            conn.close()
+            raise
+    try:
+        yield conn
+        trans.commit()
+    except BaseException:
+        trans.rollback()
+        raise
+    finally:
+        conn.close()
+
+
+def _take_write_lock(conn: Connection, wait_s: float) -> None:
+    if conn.dialect.name == "sqlite":
+        # pysqlite opens a transaction only before a write; BEGIN IMMEDIATE takes the write lock now.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    elif conn.dialect.name == "postgresql":
+        conn.execute(text(f"SET LOCAL lock_timeout = '{int(wait_s * 1000)}ms'"))
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": WRITE_LOCK_KEY})
+
+
+def is_lock_wait(err: BaseException) -> bool:
+    """True for "another writer holds the lock" (SQLite's busy database, PostgreSQL's lock timeout)."""
+    message = str(getattr(err, "orig", None) or err).lower()
+    return "database is locked" in message or "lock timeout" in message or "database is busy" in message
+
+
+def write_hint(err: BaseException) -> str:
+    """What to do about a write the database refused, from what it said (not always the disk)."""
+    message = str(getattr(err, "orig", None) or err).lower()
+    if is_lock_wait(err):
+        return (
+            f"another planner process (an import or a refresh) kept the database busy for over "
+            f"{WRITE_WAIT_S:g} s; run this again when it has finished"
+        )
+    if "readonly" in message or "read-only" in message or "read only" in message:
+        return (
+            "the database is read-only (its file, folder or file system, or the server; a note above "
+            "says when its disk is full): make it writable or free space, then retry"
+        )
+    if "full" in message or "no space" in message or "could not extend" in message:
+        return "the disk holding the database is full; make room, then retry"
+    if "unique" in message or "duplicate key" in message:
+        return "another process stored the same prices at the same moment; run this again"
+    return "check that the database (file or server) is reachable and writable, then retry"
 
 
 class InstanceConflict(Exception):
@@ -184,7 +261,7 @@ def upsert_instances(conn: Connection, rows: Iterable[InstanceRow]) -> dict[Inst
     if missing:
         # One executemany, then the ids read back by key: an import meets thousands of new instances.
         conn.execute(
-            insert(instances),
+            _insert_new(conn, instances),
             [
                 {
                     "provider": row.provider,
@@ -199,10 +276,27 @@ def upsert_instances(conn: Connection, rows: Iterable[InstanceRow]) -> dict[Inst
                 for row in missing
             ],
         )
-        ids.update(
-            (key, rid) for key, (rid, _, _) in recorded_instances(conn, [r.key for r in missing]).items()
-        )
+        for key, (rid, gpu_model, gpu_count) in recorded_instances(conn, [r.key for r in missing]).items():
+            row = wanted[key]  # stored by another writer meanwhile, perhaps with another GPU
+            if row.gpu_model != gpu_model or abs(row.gpu_count - gpu_count) > 1e-9:
+                raise InstanceConflict(
+                    key, f"{gpu_count:g}x {gpu_model}", f"{row.gpu_count:g}x {row.gpu_model}"
+                )
+            ids[key] = rid
     return ids
+
+
+def _insert_new(conn: Connection, table: Any) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING: a row another writer stored meanwhile is kept, not an error."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    if conn.dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table).on_conflict_do_nothing()
+    return insert(table)
 
 
 def insert_prices(

@@ -7,7 +7,9 @@ mistake prints one line and a hint, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 
 import click
@@ -57,9 +59,11 @@ class UserFacingError(click.ClickException):
         self.hint = error.hint
 
     def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
-        click.echo(f"Error: {self.message}", err=True)
+        from planner.text import printable  # a name from a file can carry a terminal's controls
+
+        click.echo(f"Error: {printable(self.message)}", err=True)
         if self.hint:
-            click.echo(f"Hint: {self.hint}", err=True)
+            click.echo(f"Hint: {printable(self.hint)}", err=True)
 
 
 class HouseUsageError(click.UsageError):
@@ -158,9 +162,31 @@ def cli(ctx: click.Context, db_url: str | None, config_file: str | None) -> None
     ctx.obj = App(config_file=config_file, db_url=db_url)
 
 
+# What writing the output meets when its disk is full or its reader gone (`planner prices > /dev/full`).
+_OUTPUT_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EPIPE, errno.EIO}
+
+
 def main() -> None:
     try:
         cli.main(prog_name="planner")
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as err:
+        if err.filename is not None or err.errno not in _OUTPUT_ERRORS:
+            raise  # not a write that failed on its way out: a bug to see whole
+        _silence_stdout()
+        if err.errno == errno.EPIPE:  # `planner prices | head`: the reader has all it wanted
+            sys.exit(1)
+        click.echo(f"Error: cannot write the output: {err.strerror or err}", err=True)
+        click.echo("Hint: check the disk (or pipe) it goes to has room", err=True)
+        sys.exit(1)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the interpreter's last flush at exit fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

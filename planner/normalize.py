@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing, hours_per_unit
 from planner.errors import UnknownNameError
+from planner.text import CONTROL, printable, without_invisible
+from planner.units import parse_decimal
 from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED, STORED_STOCK_STATUSES, StockStatus
 
 if TYPE_CHECKING:  # the type only: a quote must not import the scrapers (or requests)
@@ -33,8 +34,6 @@ MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
 # Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
-# Control characters (NUL breaks PostgreSQL text, a newline or tab breaks a table or a CSV row).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@")
 
@@ -44,20 +43,26 @@ class PriceRejected(ValueError):
 
 
 def parse_price(value: object) -> Decimal:
-    """A positive, finite Decimal from a string or number; PriceRejected otherwise."""
-    try:
-        price = Decimal(str(value).strip().replace(",", ""))
-    except (InvalidOperation, ValueError):
-        raise PriceRejected(f"price {value!r} is not a number") from None
-    if not price.is_finite():
-        raise PriceRejected(f"price {value!r} is not a finite number")
+    """A price as written in a file: a number (``planner.units.parse_decimal``) that ``check_price`` passes."""
+    price = parse_decimal(value)
+    if price is None:
+        raise PriceRejected(f"price {str(value)[:30]!r} is not a number")
+    return check_price(price, value)
+
+
+def check_price(price: Decimal, written: object = None) -> Decimal:
+    """The checks every price goes through, whoever sends it (a file, a provider, a tier of a price):
+    finite, above zero, not rounding to zero at the six decimals stored, below what the column holds."""
+    if isinstance(price, Decimal) and price.is_finite() and MIN_STORABLE_PRICE <= price < MAX_STORABLE_PRICE:
+        return price
+    shown = repr(str(price if written is None else written)[:30])
+    if not isinstance(price, Decimal) or not price.is_finite():
+        raise PriceRejected(f"price {shown} is not a finite number")
     if price <= 0:
-        raise PriceRejected(f"price {value!r} must be greater than zero")
+        raise PriceRejected(f"price {shown} must be greater than zero (zero means not sold, never free)")
     if price < MIN_STORABLE_PRICE:
-        raise PriceRejected(f"price {value!r} rounds to zero at the six decimal places stored")
-    if price >= MAX_STORABLE_PRICE:
-        raise PriceRejected(f"price {str(value)[:30]!r} is too large to be a price")
-    return price
+        raise PriceRejected(f"price {shown} rounds to zero at the six decimal places stored")
+    raise PriceRejected(f"price {shown} is too large to be a price")
 
 
 def fx_rate(currency: str, fx: Mapping[str, object]) -> Decimal:
@@ -82,6 +87,11 @@ def per_gpu_hour(price_cny: Decimal, billing: str, gpu_count: float) -> Decimal:
 def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_count: float) -> Decimal:
     """What one GPU-hour costs at this price (``per_gpu_hour``), as stored: checked and to six places."""
     value = per_gpu_hour(price * currency_rate, billing, gpu_count)
+    if value < SIX_PLACES / 2:  # stored as 0.000000: a free GPU that plan recommends and quote divides by
+        raise PriceRejected(
+            f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:.3g} CNY per GPU-hour, "
+            "which rounds to zero at the six decimal places stored"
+        )
     if value > MAX_CNY_PER_GPU_HOUR:
         raise PriceRejected(
             f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:,.0f} CNY per GPU-hour, which is absurd"
@@ -92,10 +102,10 @@ def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_c
 
 
 def check_gpu_count(value: object) -> float:
-    try:
-        count = float(str(value).strip())
-    except ValueError:
-        raise PriceRejected(f"gpu_count {value!r} is not a number") from None
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else parse_decimal(value)
+    if number is None:
+        raise PriceRejected(f"gpu_count {str(value)[:30]!r} is not a number")
+    count = float(number)
     if not 0 < count <= MAX_GPUS_PER_INSTANCE:
         raise PriceRejected(f"gpu_count {value!r} must be above 0 and at most {MAX_GPUS_PER_INSTANCE}")
     return count
@@ -223,7 +233,8 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
         try:
             name_key = (raw.gpu_name, raw.gpu_memory_gb)
             if name_key not in model_of:
-                model_of[name_key] = catalog.canonical_name(raw.gpu_name, raw.gpu_memory_gb)
+                name = without_invisible(raw.gpu_name) if isinstance(raw.gpu_name, str) else raw.gpu_name
+                model_of[name_key] = catalog.canonical_name(name, raw.gpu_memory_gb)
             gpu_model = model_of[name_key]
         except (UnknownNameError, UsageError) as err:
             if not is_median:
@@ -335,8 +346,8 @@ def _known_gpu(product_name: str) -> bool:
 
 def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
     """One RawOffer with a known GPU as an Offer; PriceRejected says why it cannot be."""
-    for label, value, limit in (("region", raw.region, 64), ("instance type", raw.instance_type, 128)):
-        check_name(label, value, limit)
+    region = check_name("region", raw.region, 64)
+    instance_type = check_name("instance type", raw.instance_type, 128)
     try:
         billing, unit = billing_and_unit(raw.billing)
     except UnknownNameError:
@@ -347,25 +358,26 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
     if raw.per not in ("instance", "gpu"):
         raise PriceRejected(f"price per {raw.per!r} (expected instance or gpu)")
     factor = Decimal(str(count)).normalize() if raw.per == "gpu" and count != 1 else Decimal(1)
-    price = _positive(raw.price) * factor
-    if price >= MAX_STORABLE_PRICE:
-        raise PriceRejected(f"price {price} is too large to be a price")
+    price = check_price(check_price(raw.price) * factor)
     currency = raw.currency.strip().upper()
     rate = fx_rate(currency, fx)
+    cny = cny_per_gpu_hour(price, rate, billing, count)
     tiers: tuple[tuple[int, Decimal], ...] = ()
     if billing in HOURLY_MODES:
-        tiers = tuple(sorted((_tier_hour(hour), _positive(p) * factor) for hour, p in raw.tiers))
+        tiers = tuple(
+            sorted(check_tier(hour, p * factor, price, rate, billing, count) for hour, p in raw.tiers)
+        )
     return Offer(
         provider=raw.provider,
-        region=raw.region,
-        instance_type=raw.instance_type,
+        region=region,
+        instance_type=instance_type,
         gpu_model=gpu_model,
         gpu_count=count,
         billing=billing,
         unit=unit,
         price=price,
         currency=currency,
-        cny_per_gpu_hour=cny_per_gpu_hour(price, rate, billing, count),
+        cny_per_gpu_hour=cny,
         source=_plain(raw.source) or "",
         tiers=tiers,
         is_list_price=raw.is_list_price,
@@ -381,16 +393,23 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
 
 
 def check_name(label: str, value: object, limit: int) -> str:
-    """A region or instance type as a provider names it; PriceRejected for anything else."""
-    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+    """A region or instance type as a provider names it, without invisible characters (``RTX 4090`` and
+    ``RTX 4090`` + a zero-width space are one instance); PriceRejected for anything else."""
+    if isinstance(value, str):
+        value = without_invisible(value).strip()
+    if not isinstance(value, str) or not value or len(value) > limit:
         raise PriceRejected(f"{label} {str(value)[:40]!r} is empty or longer than {limit} characters")
-    if _CONTROL.search(value) or value.startswith(_FORMULA_START):
-        raise PriceRejected(f"{label} {value[:40]!r} has a control character or begins like a formula")
+    if CONTROL.search(value):
+        raise PriceRejected(f"{label} {value[:40]!r} has a control character")
+    if value.startswith(_FORMULA_START):
+        raise PriceRejected(
+            f"{label} {value[:40]!r} begins like a formula (=, +, -, @) a spreadsheet would run"
+        )
     return value
 
 
 def _plain(text: object) -> str | None:
-    return _CONTROL.sub(" ", text) if isinstance(text, str) and text else None
+    return printable(text) if isinstance(text, str) and text else None
 
 
 def _count(value: object) -> int | None:
@@ -410,12 +429,18 @@ def _tier_hour(hour: object) -> int:
     return hour
 
 
-def _positive(value: Decimal) -> Decimal:
-    if not isinstance(value, Decimal) or not value.is_finite():
-        raise PriceRejected(f"price {value!r} is not a finite number")
-    if value <= 0:
-        raise PriceRejected(f"price {value} is zero or negative (zero means not sold, never free)")
-    return value
+def check_tier(
+    hour: object, price: Decimal, base: Decimal, rate: Decimal, billing: str, gpu_count: float
+) -> tuple[int, Decimal]:
+    """One step of a tiered hourly price (Tencent: cheaper after 96 h and 360 h), through the checks
+    of any price, and not more than tenfold away from the base price it steps down from."""
+    check_price(price)
+    cny_per_gpu_hour(price, rate, billing, gpu_count)
+    if is_suspicious_move(base, price):
+        raise PriceRejected(
+            f"tier price {price:.6g} from hour {hour} is more than tenfold away from {base:.6g}"
+        )
+    return _tier_hour(hour), price
 
 
 def _merge(group: list[tuple[Offer, str | None]]) -> Offer:

@@ -6,17 +6,31 @@ import csv
 import datetime as dt
 import io
 import json
+import math
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from planner.text import printable
+
+# The one formula rule, shared with the reports (re-exported: export, import and transfer use it).
+from reports.cells import FORMULA_PREFIXES as FORMULA_PREFIXES
+from reports.cells import neutralise as neutralise
+
 FORMATS = ("table", "json", "csv")
 
 
 def to_jsonable(value: Any) -> Any:
-    """Decimals become numbers, datetimes ISO strings, recursively."""
+    """Decimals become numbers, datetimes ISO strings, recursively; text loses control and invisible
+    characters; a number that is not finite becomes None (JSON has no Infinity or NaN)."""
+    if isinstance(value, str):
+        return printable(value, keep_lines=True)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
         return int(value) if value == value.to_integral_value() and abs(value) < 1e15 else float(value)
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
@@ -28,10 +42,12 @@ def to_jsonable(value: Any) -> Any:
 
 
 def dumps_json(value: Any) -> str:
-    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2)
+    """Always valid JSON (``allow_nan=False`` would rather fail than print ``Infinity``)."""
+    return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, allow_nan=False)
 
 
 def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """``rows`` as CSV text with a header row; text cells printable and neutralised against formulas."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
@@ -47,13 +63,15 @@ def _cell_csv(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False)
-    return value
+        return neutralise(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    return neutralise(value)
 
 
 def table(rows: Sequence[Sequence[str]], headers: Sequence[str], align_right: Iterable[int] = ()) -> str:
     """A plain aligned text table; CJK characters count double so columns line up in a terminal."""
     right = set(align_right)
+    headers = [printable(h) for h in headers]
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [display_width(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
@@ -84,4 +102,5 @@ def money(value: Decimal | None, places: int = 2) -> str:
 def short(text: str | None, width: int) -> str:
     if not text:
         return "-"
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"

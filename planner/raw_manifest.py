@@ -12,6 +12,7 @@ rewrites) anywhere. A folder without a manifest is not a recording: a usage erro
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Sequence
@@ -81,7 +82,13 @@ def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
         }[kind]
         if not ok:
             raise refuse(f"option {key!r} has a value of the wrong kind")
-    return {"mode": mode, "regions": list(regions), "options": dict(options)}
+    checked: dict[str, Any] = {"mode": mode, "regions": list(regions), "options": dict(options)}
+    recorded = entry.get("recorded_at")
+    if recorded is not None:  # when the responses were recorded: read by recorded_at(), which checks it
+        if not isinstance(recorded, str) or len(recorded) > 40:
+            raise refuse("recorded_at is not a time")
+        checked["recorded_at"] = recorded
+    return checked
 
 
 def replay_options(name: str) -> dict[str, str]:
@@ -121,3 +128,31 @@ def write_manifest(folder: Path, jobs: Sequence[Job]) -> None:
     # Written beside and renamed over: a link planted as manifest.json is replaced, not written through.
     with written_whole(folder / MANIFEST) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+
+
+def recorded_at(folder: Path, entry: Any) -> dt.datetime | None:
+    """When a provider's replayed responses were recorded (naive UTC): the manifest's ``recorded_at``,
+    else the earliest response's; None when the folder says nothing. ValueError for a time in the
+    future: replayed prices stored as of a day to come would stand in for that day's real refresh."""
+    from planner.importer import parse_observed_at
+    from planner.normalize import PriceRejected
+    from scrapers.base import ScrapeError
+    from scrapers.recording import MAX_SIDECAR_BYTES, read_regular
+
+    stated = entry.get("recorded_at") if isinstance(entry, dict) else None
+    found: list[str] = [stated] if isinstance(stated, str) else []
+    if not found and not folder.is_symlink():
+        for sidecar in sorted(folder.glob("*.json"))[:1000]:
+            try:  # regular files inside the folder only, of a sane size (the folder is untrusted)
+                meta = json.loads(read_regular(sidecar, MAX_SIDECAR_BYTES).decode("utf-8"))
+            except (ScrapeError, ValueError):
+                continue
+            if isinstance(meta, dict) and isinstance(meta.get("recorded_at"), str):
+                found.append(meta["recorded_at"])
+    moments = []
+    for text in found:
+        try:
+            moments.append(parse_observed_at(text[:40]))
+        except PriceRejected as err:
+            raise ValueError(f"the recording in {folder} cannot be replayed: {err}") from None
+    return min(moments) if moments else None

@@ -46,7 +46,7 @@ from planner import __version__
 from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint, plain_http_refused
 from planner.normalize import normalize_offers
 from planner.providers import canonical_provider
-from planner.raw_manifest import read_manifest, write_manifest
+from planner.raw_manifest import read_manifest, recorded_at, write_manifest
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, close_interrupted, fail, skip, start_run
 from planner.refresh_store import finish
 from scrapers.recording import secret_forms
@@ -113,15 +113,23 @@ def run_refresh(
         cls = registry.PROVIDERS[name]
         section = config.provider(name)
         reason = None
+        replayed_at = None
         if not section.get("enabled", True):
             reason = f"disabled in the config (set [providers.{name}] enabled = true to refresh it)"
         elif from_raw and not (from_raw / name).is_dir():
             reason = f"nothing recorded for {name} in {from_raw}"
+        elif from_raw:
+            try:
+                replayed_at = recorded_at(from_raw / name, manifest.get(name))
+            except ValueError as err:
+                reason = str(err)
         if reason:
             outcomes[name] = skip(engine, name, reason)
             say(f"{name}: skipped, {reason}")
             continue
         job = _job(name, cls, section, config, env, manifest.get(name), save_raw, from_raw)
+        if from_raw:  # a replay's prices were seen when they were recorded, not today
+            job.observed_at = replayed_at
         job.client_kw["request_log"] = request_log
         jobs.append(job)
     concurrency = max(1, int(config.section("refresh").get("concurrency", 4)))
@@ -165,7 +173,15 @@ def run_refresh(
                 outcomes[name] = fail(engine, job, error, offers=0)
                 say(_progress_line(outcomes[name]))
     if save_raw:
-        write_manifest(save_raw, jobs)
+        try:
+            write_manifest(save_raw, jobs)
+        except OSError as err:
+            from planner.errors import PlannerError
+
+            raise PlannerError(
+                f"cannot write the --save-raw manifest in {save_raw}: {err.strerror or err}",
+                hint="check the disk has room; what each run stored is kept (see `planner runs`)",
+            ) from None
     return RefreshSummary(tuple(outcomes[n] for n in names))
 
 

@@ -10,6 +10,7 @@ nothing was refreshed.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,10 +25,6 @@ from planner.normalize import Normalized
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
 from scrapers.recording import redact_url
 from vocab import RunStatus
-
-WRITE_HINT = (
-    "nothing was refreshed; check that the disk has room and the database (file or server) is writable"
-)
 
 
 @dataclass(frozen=True)
@@ -70,6 +67,7 @@ class Job:
     run_id: int = 0  # set when the run row is opened
     started: float = 0.0
     secrets: tuple[str, ...] = ()
+    observed_at: dt.datetime | None = None  # when its prices were seen: a replay's recorded time; None: now
 
 
 @dataclass
@@ -85,20 +83,25 @@ class Scraped:
 
 def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             closed = store.close_interrupted_runs(conn, "refresh")
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record runs: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record runs: {first_line(err)}", hint=f"nothing was refreshed; {store.write_hint(err)}"
+        ) from None
     if closed:
         say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
 
 
 def start_run(engine: Engine, job: Job) -> int:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             return store.start_run(conn, job.name, "refresh", source=_source(job), mode=job.mode)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {job.name} run: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record the {job.name} run: {first_line(err)}",
+            hint=f"nothing was refreshed; {store.write_hint(err)}",
+        ) from None
 
 
 def _source(job: Job) -> str:
@@ -110,11 +113,14 @@ def _source(job: Job) -> str:
 
 def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             run_id = store.start_run(conn, name, "refresh")
             store.finish_run(conn, run_id, RunStatus.SKIPPED, error=reason)
     except sa_exc.SQLAlchemyError as err:
-        raise DatabaseError(f"cannot record the {name} run: {first_line(err)}", hint=WRITE_HINT) from None
+        raise DatabaseError(
+            f"cannot record the {name} run: {first_line(err)}",
+            hint=f"nothing was refreshed; {store.write_hint(err)}",
+        ) from None
     return ProviderOutcome(name, RunStatus.SKIPPED, 0, 0, 0, 0.0, reason, (), run_id)
 
 
@@ -126,7 +132,7 @@ def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> Pro
     )
     unknown = tuple(clean(u, MAX_NAME_CHARS) for u in extra.pop("unknown_gpus", ()))
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             store.finish_run(
                 conn,
                 job.run_id,

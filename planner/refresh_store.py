@@ -152,10 +152,10 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
         )
     result = scraped.result
     try:
-        with engine.begin() as conn:
+        with store.writing(engine) as conn:
             kept, conflicts = _without_conflicts(conn, judged.offers)
             ids = store.upsert_instances(conn, [_instance_row(o) for o in kept])
-            observed_at = store.utcnow()
+            observed_at = job.observed_at or store.utcnow()
             counts = store.insert_prices(conn, [_price_row(o, observed_at) for o in kept], ids, job.run_id)
             stock = [_availability_row(o, observed_at) for o in kept if o.has_availability]
             stocked = store.insert_availability(conn, stock, ids, job.run_id)

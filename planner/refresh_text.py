@@ -42,9 +42,13 @@ def first_line(err: Exception) -> str:
 
 
 def clean(text: str, limit: int, keep_lines: bool = False) -> str:
-    """``text`` without control characters (NUL is refused by PostgreSQL), cut to ``limit`` characters."""
-    kept = "\n" if keep_lines else ""
-    text = "".join(c if c in kept or not (ord(c) < 32 or ord(c) == 127) else " " for c in str(text))
+    """``text`` without control or invisible characters (NUL is refused by PostgreSQL; C1 and bidi
+    characters rewrite a terminal: see ``planner.text``), cut to ``limit`` characters."""
+    from planner.text import printable
+
+    text = printable(str(text), keep_lines=keep_lines)
+    if keep_lines:
+        text = text.replace("\t", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

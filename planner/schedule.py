@@ -150,6 +150,37 @@ def log_path(config: Any) -> Path:
     return Path(configured).expanduser() if configured else data_dir() / "planner.log"
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The log file; when it cannot be written (a full disk) one line says so on standard error, once
+    until it can be written again, instead of logging's traceback for every line."""
+
+    failing = False  # the last line could not be written
+    _written = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._written = True
+        super().emit(record)  # calls handleError when the write fails
+        if self._written:
+            self.failing = False
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the last lines could not be flushed: said already, by handleError
+            self.stream = None
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self._written = False
+        if not self.failing:
+            self.failing = True
+            err = sys.exc_info()[1]
+            reason = getattr(err, "strerror", None) or err
+            sys.stderr.write(
+                f"planner: cannot write the log file {self.baseFilename}: {reason} "
+                "(logging to standard error only until it can)\n"
+            )
+
+
 # Libraries that log at INFO from inside the job: their lines are not the schedule's (APScheduler's
 # "Added job"/"Running job", matplotlib's font cache, alembic's migration steps). Warnings still show.
 QUIET_LOGGERS = ("alembic", "apscheduler", "matplotlib", "PIL", "urllib3")
@@ -168,6 +199,12 @@ class ZonedFormatter(logging.Formatter):
             when = when.astimezone()
         return when.strftime("%Y-%m-%d %H:%M:%S%z")
 
+    def format(self, record: logging.LogRecord) -> str:
+        """The line without control or invisible characters (a provider's text can carry a CSI)."""
+        from planner.text import printable
+
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
+
 
 @contextlib.contextmanager
 def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
@@ -176,9 +213,7 @@ def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
     and repeated calls do not pile up handlers)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        to_file = logging.handlers.RotatingFileHandler(
-            path, maxBytes=5_000_000, backupCount=5, encoding="utf-8"
-        )
+        to_file = _LogFile(path, maxBytes=5_000_000, backupCount=5, encoding="utf-8")
     except OSError as err:
         raise PlannerError(
             f"cannot write the log file {str(path)!r}: {err.strerror}", hint="set [schedule] log_file"

@@ -51,16 +51,17 @@ def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
             return None
     if not config.section("snapshot")["auto_load"]:
         return None
-    from planner.importer import import_csv  # only on a first run: a quote never needs it
+    from planner.importer import import_if_empty  # only on a first run: a quote never needs it
 
     info = snapshot_info()
     try:
-        import_csv(
+        # The emptiness is checked again under the write lock: beside a running import (or five other
+        # first commands) the snapshot is loaded once, and never into a database being filled.
+        loaded = import_if_empty(
             engine, snapshot_path(), config.section("fx"), kind="snapshot", extra_columns=("gpu_note",)
         )
     except exc.IntegrityError:
-        # Another process loaded it at the same moment; its copy is as good as ours.
-        pass
+        return None  # stored by another writer all the same: its copy is as good as ours
     except exc.DBAPIError as err:
         from planner.errors import DatabaseError
 
@@ -69,4 +70,4 @@ def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
             f"the database holds no prices and the bundled snapshot cannot be stored in it: {reason}",
             hint="make the database writable once (or run `planner import FILE.csv` where it is), then retry",
         ) from None
-    return info
+    return info if loaded is not None else None

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import exc
 from sqlalchemy.engine import Engine
 
-from db.engine import SchemaTooNew, ensure_schema, make_engine, mask_password, redact_url
+from db.engine import (
+    READ_ONLY_REASONS,
+    SchemaTooNew,
+    disk_is_full,
+    ensure_schema,
+    make_engine,
+    mask_password,
+    read_only_engine,
+    redact_url,
+)
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
 
@@ -21,8 +32,9 @@ def open_database(config: Config, url: str | None = None) -> Engine:
     try:
         engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
     except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
+        reason = "its port is not a number" if "int()" in str(err) else mask_password(str(err), url)
         raise UsageError(
-            f"cannot use database URL {display_url(url)!r}: {mask_password(str(err), url)}",
+            f"cannot use database URL {display_url(url)!r}: {reason}",
             hint="use sqlite:///path/to/file.db or postgresql+psycopg://user@host/dbname",
         ) from None
     except OSError as err:
@@ -36,7 +48,15 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             hint="for PostgreSQL: pip install 'gpu-planner[postgres]'",
         ) from None
     try:
-        ensure_schema(engine)
+        try:
+            ensure_schema(engine)
+        except exc.OperationalError:
+            full = _on_a_full_disk(engine)
+            if full is None:
+                raise
+            engine.dispose()
+            engine = read_only_engine(full, f"the disk holding {full} is full")
+            ensure_schema(engine)
     except SchemaTooNew as err:
         raise DatabaseError(
             f"the database {display_url(url)} was created by a newer planner (schema {err})",
@@ -52,7 +72,24 @@ def open_database(config: Config, url: str | None = None) -> Engine:
             f"cannot lock {display_url(url)} to migrate it: {err.strerror or err} ({err.filename})",
             hint="the database's folder must be writable; remove anything else found under that name",
         ) from None
+    read_only = READ_ONLY_REASONS.get(engine)
+    if read_only:
+        import sys
+
+        print(
+            f"Note: {read_only}; the database is opened read-only (it can be read, not written).",
+            file=sys.stderr,
+        )
     return engine
+
+
+def _on_a_full_disk(engine: Engine) -> Path | None:
+    """The SQLite file of ``engine`` when it could not be opened because its disk is full, else None."""
+    database = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    path = Path(database).expanduser()
+    return path if path.is_file() and disk_is_full(path) else None
 
 
 def _first_line(error: BaseException | None) -> str:

@@ -20,10 +20,20 @@ MAX_GPUS = 100_000
 MAX_COUNT = 10**30  # beyond any count a person means; keeps later float arithmetic finite
 SUFFIXES: dict[str, int] = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
+# The smallest positive value any option or file number can mean: below it a count, an hour or a
+# fraction is a typo (1e-20, 5e-324) and only overflows what is computed from it.
+MIN_POSITIVE = Decimal("0.000001")
+
 _EXAMPLES = "e.g. 7B, 6.7e9, 500M, 1.4T or 1,000"
-# A number (plain, decimal or scientific), optionally followed by one suffix.
-_NUMBER = re.compile(r"^(?P<num>(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?)\s*(?P<suffix>[kmbgt])?$", re.IGNORECASE)
-_THOUSANDS = re.compile(r"^\d{1,3}(,\d{3})+(\.\d+)?(?![\d,])")
+# A number as people write it, ASCII digits only: plain, decimal or scientific, or with thousands
+# separated by one kind of separator (, or _) in groups of three. Not 8,68 (a decimal comma), not 3_0,
+# not Arabic-Indic or full-width digits (which int(), float() and Decimal() all accept).
+_PLAIN = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_GROUPED = r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]{1,3}(?:_[0-9]{3})+(?:\.[0-9]+)?"
+_DECIMAL = re.compile(rf"(?P<sign>[+-]?)\s*(?P<num>{_PLAIN}|{_GROUPED})", re.ASCII)
+_SUFFIXED = re.compile(
+    rf"(?P<sign>[+-]?)\s*(?P<num>{_PLAIN}|{_GROUPED})\s*(?P<suffix>[kmbgt])?", re.ASCII | re.I
+)
 
 
 def parse_count(text: str | int | float, name: str = "value") -> int | float:
@@ -33,13 +43,18 @@ def parse_count(text: str | int | float, name: str = "value") -> int | float:
     ``name`` for negative, zero, NaN, infinite or unreadable input.
     """
     raw = str(text).strip()
-    value = _to_decimal(raw.replace("_", ""))
+    value = _to_decimal(raw)
     if value is None:
         raise UsageError(f"{name} {str(text)!r} is not a number", f"give a positive count, {_EXAMPLES}")
     if not value.is_finite():
         raise UsageError(f"{name} {str(text)!r} is not finite", f"give a positive count, {_EXAMPLES}")
     if value <= 0:
         raise UsageError(f"{name} must be positive, got {str(text)!r}", f"give a positive count, {_EXAMPLES}")
+    if value < MIN_POSITIVE:
+        raise UsageError(
+            f"{name} {str(text)!r} is too small to mean anything (at least {MIN_POSITIVE})",
+            f"give a positive count, {_EXAMPLES}",
+        )
     if value > MAX_COUNT:
         raise UsageError(f"{name} {str(text)!r} is far too large", f"give a count such as {_EXAMPLES}")
     if value == value.to_integral_value():
@@ -55,27 +70,44 @@ def parse_positive_int(text: str | int, name: str = "value") -> int:
     return value
 
 
-def _to_decimal(raw: str) -> Decimal | None:
-    if raw.lower() in {"nan", "inf", "+inf", "-inf", "infinity", "-infinity"}:
-        return Decimal(raw)
-    sign = 1
-    if raw.startswith(("-", "+")):
-        sign = -1 if raw[0] == "-" else 1
-        raw = raw[1:].lstrip()
-    if "," in raw:
-        grouped = _THOUSANDS.match(raw)
-        if grouped is None:
+def parse_decimal(text: object) -> Decimal | None:
+    """``text`` as a Decimal if it is a number as people write it (see ``_DECIMAL``), else None.
+
+    ``"1,234.5"`` -> 1234.5, ``"-2e3"`` -> -2000, ``"nan"``/``"inf"`` -> NaN/Infinity (the caller refuses
+    them by name); ``"8,68"``, ``"3_0"``, ``"٣"``, ``"1.2.3"`` -> None. The one number parser of the
+    planner: options, imported files and provider prices all come through it.
+    """
+    raw = str(text).strip()
+    if raw.isascii() and "," not in raw and "_" not in raw:
+        # The usual case, at import speed: Decimal's own grammar over ASCII is the plain form above
+        # (plus NaN and Infinity, which the caller refuses by name).
+        try:
+            return Decimal(raw)
+        except InvalidOperation:
             return None
-        raw = raw[: grouped.end()].replace(",", "") + raw[grouped.end() :]
-    match = _NUMBER.match(raw)
+    match = _DECIMAL.fullmatch(raw)
     if match is None:
         return None
-    try:
-        number = Decimal(match["num"])
-    except InvalidOperation:  # pragma: no cover - the regex admits only valid literals
+    return _signed(match)
+
+
+_NOT_FINITE = frozenset({"nan", "inf", "infinity"})
+
+
+def _signed(match: re.Match[str]) -> Decimal:
+    number = Decimal(match["num"].replace(",", "").replace("_", ""))
+    return -number if match["sign"] == "-" else number
+
+
+def _to_decimal(raw: str) -> Decimal | None:
+    """A count with an optional suffix: ``"6.5B"`` -> 6500000000."""
+    if raw.lower().lstrip("+-") in _NOT_FINITE:
+        return Decimal(raw)
+    match = _SUFFIXED.fullmatch(raw)
+    if match is None:
         return None
     suffix = (match["suffix"] or "").lower()
-    return sign * number * SUFFIXES.get(suffix, 1)
+    return _signed(match) * SUFFIXES.get(suffix, 1)
 
 
 def format_count(value: float) -> str:

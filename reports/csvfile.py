@@ -10,21 +10,13 @@ written as numbers and left alone: -12.5 in a percentage column stays the number
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from reports.cells import neutralise
 from reports.files import written_whole
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly
-
-
-def neutralise(value: Any) -> Any:
-    """``=HYPERLINK("x")`` -> ``'=HYPERLINK("x")``; anything that is not text is returned unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
 
 
 def neutralised(frame: pd.DataFrame) -> pd.DataFrame:

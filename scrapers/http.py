@@ -174,7 +174,12 @@ class HttpClient:
                 continue
             self._log(method, full_url, f"HTTP {resp.status}", len(resp.content), time.monotonic() - started)
             if self.recorder:
-                self.recorder.record(method, full_url, body, resp)
+                try:
+                    self.recorder.record(method, full_url, body, resp)
+                except OSError as err:  # a full disk: the run fails and says where it could not write
+                    raise ScrapeError(
+                        f"cannot save the raw response in {self.recorder.folder}: {err.strerror or err}"
+                    ) from None
             retryable = resp.status in RETRYABLE_STATUS or bool(retry_if and retry_if(resp))
             if retryable and not last:
                 self._pause(self._retry_delay_s(resp, attempt))

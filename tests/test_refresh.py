@@ -32,6 +32,11 @@ EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "
 OFF_BY_DEFAULT = ("ppio", "compshare")
 # What a refresh run with the packaged defaults (the CLI, no test config) stores.
 EXPECTED_STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
+# A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
+REPLAY_DAYS = {
+    name: dt.date.fromisoformat(entry["recorded_at"][:10])
+    for name, entry in json.loads((RAW / "manifest.json").read_text(encoding="utf-8"))["providers"].items()
+}
 
 
 def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:

@@ -114,8 +114,8 @@ def test_tencent_tiers_are_stored_as_json_the_quote_reads():
 @pytest.mark.parametrize(
     "change, reason",
     [
-        ({"price": Decimal(0)}, "zero or negative (zero means not sold, never free)"),
-        ({"price": Decimal("-3")}, "zero or negative"),
+        ({"price": Decimal(0)}, "must be greater than zero (zero means not sold, never free)"),
+        ({"price": Decimal("-3")}, "must be greater than zero"),
         ({"price": Decimal("NaN")}, "not a finite number"),
         ({"price": MAX_CNY_PER_GPU_HOUR + 1}, "which is absurd"),
         ({"unit": "month"}, "price per 'month', but on_demand is priced per hour"),
@@ -126,7 +126,7 @@ def test_tencent_tiers_are_stored_as_json_the_quote_reads():
         ({"per": "machine"}, "price per 'machine'"),
         ({"region": "x" * 65}, "region 'xxxx"),
         ({"instance_type": ""}, "instance type '' is empty"),
-        ({"tiers": ((96, Decimal(0)),)}, "zero or negative"),
+        ({"tiers": ((96, Decimal(0)),)}, "must be greater than zero"),
     ],
 )
 def test_refused_prices_are_named_never_stored(change, reason):

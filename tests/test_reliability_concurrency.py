@@ -245,6 +245,8 @@ def test_two_schedulers_started_at_once_one_runs_the_other_skips_and_says_so(db_
     assert sorted(runs) == [
         ("aliyun", "skipped", 1),
         ("autodl", "skipped", 1),
+        ("compshare", "skipped", 1),
+        ("ppio", "skipped", 1),
         ("tencent", "ok", 1),
         ("volcengine", "skipped", 1),
     ]

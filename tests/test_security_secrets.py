@@ -378,7 +378,7 @@ def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_p
         WECOM_KEY,
         RobotServer,
     )
-    from tests.test_alerts_replay import AFTER, BEFORE, CONFIG
+    from tests.test_alerts_replay import AFTER, BEFORE, CONFIG, recorded_now
 
     webhook_secrets = {
         "WECOM_KEY": WECOM_KEY,
@@ -406,8 +406,8 @@ def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_p
     config.write_text(CONFIG, encoding="utf-8")
     written: dict[str, str] = {}
     steps = [
-        (dt.datetime(2026, 12, 1, 2), ["refresh", "--from-raw", str(BEFORE), "--provider", "autodl"]),
-        (dt.datetime(2026, 12, 2, 2), ["refresh", "--from-raw", str(AFTER), "--provider", "autodl"]),
+        (dt.datetime(2026, 12, 1, 2), ["refresh", "--from-raw", BEFORE, "--provider", "autodl"]),
+        (dt.datetime(2026, 12, 2, 2), ["refresh", "--from-raw", AFTER, "--provider", "autodl"]),
         (None, ["alerts", "check", "--format", "json"]),
         (None, ["alerts", "check"]),
         (None, ["alerts", "list"]),
@@ -421,14 +421,16 @@ def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_p
         for when, args in steps:
             if when is not None:
                 monkeypatch.setattr(store, "utcnow", lambda when=when: when)
-            result = run_cli("--config", str(config), *args)
-            assert "Traceback" not in result.output, (args, result.output)
-            written[f"{' '.join(args)}: stdout"] = result.stdout
-            written[f"{' '.join(args)}: stderr"] = result.stderr
+            given = [str(recorded_now(a)) if isinstance(a, Path) else a for a in args]  # replayed as of now
+            result = run_cli("--config", str(config), *given)
+            assert "Traceback" not in result.output, (given, result.output)
+            label = " ".join(map(str, args))
+            written[f"{label}: stdout"] = result.stdout
+            written[f"{label}: stderr"] = result.stderr
     finally:
         robots.close()
     assert robots.script == [] and len(robots.requests) >= 7, "the echoing answers were all used"
-    assert "failed" in written[f"{' '.join(steps[1][1])}: stderr"]
+    assert "failed" in written[f"{' '.join(map(str, steps[1][1]))}: stderr"]
     written["database"] = database_text(db_url)
     leaked = {
         where: [

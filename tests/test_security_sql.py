@@ -281,9 +281,10 @@ def test_an_instance_name_is_stored_only_if_it_is_plain_text(engine, tmp_path, n
     plain = name in EVIL_TYPES
     assert (name in stored) is plain
     if not plain:
-        assert any(name[:20] in n or "formula" in n or "longer than" in n for n in tencent.notes), (
-            tencent.notes
-        )
+        assert any(
+            name[:20] in n or "formula" in n or "control character" in n or "longer than" in n
+            for n in tencent.notes
+        ), tencent.notes
 
 
 POISON = ["x'); DROP TABLE prices;--", "ap-beijing' OR '1'='1", 'GT4" ; DELETE FROM instances; --']

@@ -8,13 +8,12 @@ database work.
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import click
 
 from planner.errors import UsageError
-from planner.units import parse_count
+from planner.units import MIN_POSITIVE, parse_count, parse_decimal
 
 
 class Count(click.ParamType):
@@ -47,10 +46,14 @@ class Number(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         flag = param.opts[0] if param is not None else "value"
-        try:
-            number = Decimal(str(value).strip())
-        except InvalidOperation:
-            raise UsageError(f"{flag} {value!r} is not a number", f"e.g. {flag} {self.example}") from None
+        number = parse_decimal(value)
+        if number is None:
+            raise UsageError(f"{flag} {value!r} is not a number", f"e.g. {flag} {self.example}")
         if not number.is_finite():
             raise UsageError(f"{flag} {value!r} is not finite", f"e.g. {flag} {self.example}")
+        if number and abs(number) < MIN_POSITIVE:
+            raise UsageError(
+                f"{flag} {value!r} is too small to mean anything (at least {MIN_POSITIVE})",
+                f"e.g. {flag} {self.example}",
+            )
         return number

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from planner.commands.arguments import Count
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -63,7 +64,7 @@ CSV_COLUMNS = (
 
 @click.command()
 @click.option("--gpu", required=True, metavar="GPU", help="GPU family (A100) or model (A100-80GB).")
-@click.option("--hours", required=True, type=float, metavar="H", help="Wall-clock hours the job runs.")
+@click.option("--hours", required=True, type=Count("500"), metavar="H", help="Wall-clock hours the job runs.")
 @click.option(
     "--gpus",
     "gpu_count",

@@ -13,6 +13,7 @@ import click
 from planner.commands.options import format_option, provider_option, verbose_option
 from planner.output import csv_text, dumps_json, short, table
 
+MAX_RUNS_SHOWN = 100_000  # a larger --limit overflows the database's integer (1e20: a traceback before)
 OUTCOME_COLUMNS = (
     "provider",
     "status",
@@ -148,7 +149,7 @@ def render_summary(summary) -> str:  # noqa: ANN001 - planner.refresh.RefreshSum
 
 
 @click.command()
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, metavar="N")
+@click.option("--limit", type=click.IntRange(1, MAX_RUNS_SHOWN), default=20, show_default=True, metavar="N")
 @provider_option
 @format_option
 @click.pass_obj

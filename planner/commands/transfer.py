@@ -22,20 +22,30 @@ from planner.output import dumps_json
 
 @click.command("import")
 @click.argument("file", metavar="FILE.csv")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Store the file's price where another is stored for the same instance, billing mode and day "
+    "(a correction); the old prices go into the run's notes.",
+)
 @format_option
 @click.pass_obj
-def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
+def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
     """Import prices from a CSV file, all or nothing.
 
     Columns (header row, any order): provider, region, instance_type, gpu_model, gpu_count, billing,
-    price, currency, observed_at; optional vcpus, memory_gb, source. `price` is the whole instance's
-    price for one unit of `billing` (on_demand and spot per hour; daily, weekly, monthly, yearly per
-    period). One bad row and nothing is stored; the error names its line (the header is line 1).
-    Importing the same file twice adds nothing.
+    price, currency, observed_at; optional vcpus, memory_gb, source, and what `planner export` adds:
+    gpu_note, tiers, median_price, stock_status, idle_gpus, total_gpus, orderable_gpus. `price` is the
+    whole instance's price for one unit of `billing` (on_demand and spot per hour; daily, weekly,
+    monthly, yearly per period); numbers use a point for decimals (1,234.5 and 1234.5, not 8,68). One bad row
+    and nothing is stored; the error names its line (the header is line 1). Importing the same file
+    twice adds nothing; a row whose day is stored at another price is refused with its line, unless
+    --replace.
 
     \b
-    Example:
+    Examples:
       planner import prices.csv
+      planner import --replace corrected.csv
     """
     from sqlalchemy import exc
 
@@ -44,18 +54,26 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
 
     engine = app.engine()
     try:
-        result = import_csv(engine, file, app.config.section("fx"))
+        result = import_csv(engine, file, app.config.section("fx"), replace=replace)
     except exc.DBAPIError as err:
+        from db.store import write_hint
+
         raise DatabaseError(
             f"nothing imported from {file}: the database refused the write ({_first_line(err)})",
-            hint="check the disk has room and the database (file or server) is writable, then import again",
+            hint=write_hint(err),
         ) from None
     if fmt == "json":
         click.echo(dumps_json(result.__dict__))
         return
     summary = (
         f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
-        f"{result.already_present} already present, {result.changed} changed, {result.instances} instance(s)."
+        f"{result.already_present} already present, "
+        + (
+            f"{result.replaced} replaced (old prices in the notes of run {result.run_id}), "
+            if result.replaced
+            else ""
+        )
+        + f"{result.changed} changed, {result.instances} instance(s)."
     )
     if fmt == "csv":
         from planner.output import csv_text
@@ -78,6 +96,10 @@ def import_cmd(app, file: str, fmt: str) -> None:  # noqa: ANN001
 def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str, ...]) -> None:  # noqa: ANN001
     """Export every stored price observation as CSV, in the import format.
 
+    With everything a quote uses (tiers, a marketplace's median, GPU notes, stock), so that
+    `planner import` of the file into another database (SQLite to PostgreSQL) gives the same answers.
+    Text that a spreadsheet would run as a formula starts with a quote (taken off again by import).
+
     \b
     Examples:
       planner export --out prices.csv
@@ -88,8 +110,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
     from db.queries import export_rows
     from planner import catalog
     from planner.errors import PlannerError, UsageError
-    from planner.importer import COLUMNS
-    from planner.output import to_jsonable
+    from planner.importer import EXPORT_COLUMNS
+    from planner.output import neutralise, to_jsonable
     from planner.providers import canonical_provider
     from reports.files import is_special, written_whole
 
@@ -99,7 +121,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
 
     def write(fh: TextIO) -> int:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(EXPORT_COLUMNS)
         count = 0
         with engine.connect() as conn:
             for row in export_rows(conn, models or None, names or None):
@@ -107,7 +129,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
                 values[4] = f"{values[4]:g}"
                 values[6] = to_jsonable(values[6])
                 values[8] = values[8].isoformat()
-                writer.writerow(["" if v is None else v for v in values])
+                values[14] = to_jsonable(values[14])
+                writer.writerow(["" if v is None else neutralise(v) for v in values])
                 count += 1
         return count
 
