@@ -31,8 +31,9 @@ from typing import IO
 from sqlalchemy.engine import Engine
 
 from db import store
-from db.bulk import Correction, PriceBatches, PriceRecord, replace_corrections
+from db.bulk import Correction, PriceBatches, replace_corrections
 from db.queries import has_prices
+from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
 from planner.billing import HOURLY_MODES
@@ -225,10 +226,10 @@ MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; t
 
 
 def _conflict_text(line: int, correction: Correction) -> str:
-    (provider, region, instance_type), billing, _, day = correction.record[:4]
+    record = correction.record
     return (
-        f"line {line}: {provider}/{region}/{instance_type} {billing} {day.isoformat()} is stored at "
-        f"{correction.stored_price.normalize():f}, this file says {correction.record[4].normalize():f}"
+        f"line {line}: {'/'.join(record.instance)} {record.billing} {record.observed_on.isoformat()} is stored "
+        f"at {correction.stored_price.normalize():f}, this file says {record.price.normalize():f}"
     )
 
 
@@ -390,7 +391,7 @@ class _RowReader:
             offer.text, offer.price, offer.cny = text, price, cny
         if offer.stock is not None:
             self._keep_stock(offer, observed_at)
-        return (
+        return PriceRecord(
             offer.key,
             offer.billing,
             observed_at,
@@ -459,7 +460,7 @@ class _RowReader:
         self._when[record["observed_at"]] = (observed_at, observed_at.date())
         if stock is not None:
             self._keep_stock(offer, observed_at)
-        return (
+        return PriceRecord(
             key,
             billing,
             observed_at,
