@@ -44,7 +44,10 @@ _TCO_DEFAULTS = packaged_defaults()["tco"]
 
 
 def _packaged(key: str) -> Decimal:
-    return Decimal(str(_TCO_DEFAULTS[key]))
+    value = _TCO_DEFAULTS[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # "years = 3.0" is the 3 years an answer prints, not "3.0 years"
+    return Decimal(str(value))
 
 
 # China business electricity: US$0.09/kWh in March 2024 (Statista, "Business electricity prices in

@@ -2,8 +2,11 @@
 
 Adding a provider touches one new module and one line in ``vocab.PROVIDER_TABLE`` (its name, its
 scraper class as ``module:Class``, its aliases); :data:`PROVIDERS` imports the classes from that table.
-A provider's own needs come through optional hooks on its class (``state_options``), never through an
-``if name == ...`` in the pipeline.
+A provider's own needs come through optional hooks on its class, never through an ``if name == ...``
+in the pipeline: ``state_options(state_dir)`` (options of a live run, such as a file it keeps),
+``replay_options`` (what a ``--from-raw`` manifest may set, and of which kind), ``check(client,
+settings)`` (``planner providers --check``'s one cheap request) and ``refused_hint`` (what to do when
+the provider refuses the credentials).
 
 How ``planner refresh`` calls a provider (each provider in its own thread/transaction)::
 

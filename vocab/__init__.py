@@ -10,7 +10,8 @@ like ``"ok"``, and it is stored and written to JSON and CSV as ``ok``, exactly a
 
 Providers: :data:`PROVIDER_TABLE` is the scrapers' registry without the scrapers. Each line names a
 provider, the class that scrapes it (as ``module:Class``, imported only by ``scrapers.registry``), the
-other names people call it, and whether it is a marketplace. Adding a provider touches one new scraper
+other names people call it, whether it is a marketplace and how its regions are named. Adding a
+provider touches one new scraper
 module and one line here; ``planner --provider`` checks and ``--help`` read the same table without
 importing ``requests`` or any scraper.
 """
