@@ -127,7 +127,8 @@ def parse_regions(payload: bytes) -> dict[str, str]:
 
 
 def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
-    skus = [s for s in item.get("machine_sku_info") or [] if isinstance(s, dict)]
+    listed = item.get("machine_sku_info")
+    skus = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
     raw = next((s.get("current_price") for s in skus if s.get("type") == charge_type), None)
     if raw is None and charge_type == "payg":
         raw = item.get("payg_price")

@@ -70,6 +70,9 @@ def test_documented_item_uses_the_current_sku_price():
     no_sku = _item(machine_sku_info=[])
     assert parse_search_page(_page([no_sku], 1), "payg")[0][0].price_li == 2720  # falls back to payg_price
     assert parse_search_page(_page([no_sku], 1), "daily")[0][0].price_li is None  # no daily price
+    for junk in (True, "payg", {"type": "payg"}, 7):  # not the documented list: as if it were absent
+        odd = _item(machine_sku_info=junk)
+        assert parse_search_page(_page([odd], 1), "payg")[0][0].price_li == 2720
 
 
 @pytest.mark.parametrize(
