@@ -5,9 +5,9 @@
 recorded questions again.
 
 A folder to replay is untrusted input: ``read_manifest`` accepts only each provider's documented
-options (each scraper's ``replay_options``, with their types), a mode and a list of region names, and refuses
-anything else as a usage error, so a manifest cannot point Aliyun's ``state_path`` (the file it
-rewrites) anywhere. A folder without a manifest is not a recording: a usage error too.
+options (its scraper's ``replay_options``, with their types), a mode and a list of region names, and
+refuses anything else as a usage error, so a manifest cannot point Aliyun's ``state_path`` (the file
+it rewrites) anywhere. A folder without a manifest is not a recording: a usage error too.
 """
 
 from __future__ import annotations
