@@ -55,16 +55,6 @@ class Availability:
     observed_at: dt.datetime
     orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where the provider does not say
 
-    @property
-    def rentable_gpus(self) -> int | None:
-        """GPUs a renter can take now: the orderable count where stated, else the idle count."""
-        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
-
-    @property
-    def idle_not_orderable(self) -> bool:
-        """Idle GPUs the provider will not take an order for (AutoDL): shown, but not available."""
-        return bool(self.idle_gpus) and self.orderable_gpus == 0
-
     def to_dict(self) -> dict[str, object]:
         return {
             "stock_status": self.stock_status,

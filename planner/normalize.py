@@ -186,7 +186,7 @@ class Offer:
 
     @property
     def tiers_json(self) -> str | None:
-        """Tiers as stored in ``prices.tiers``: ``[[from_hour, "price"], ...]`` (read by quote.tiered_cost)."""
+        """Tiers as stored in ``prices.tiers``: ``[[from_hour, "price"], ...]`` (read by planner.tiers.tiers_of)."""
         return json.dumps([[hour, str(price)] for hour, price in self.tiers]) if self.tiers else None
 
     @property

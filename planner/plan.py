@@ -25,11 +25,9 @@ from planner.pricing import (
     JobCost,
     Offer,
     OfferQuery,
-    latest_offers,
-    rank,
-    rank_costs,
-    stocked_to_top_each,
+    offers_in_and_out_of_scope,
 )
+from planner.ranking import rank, rank_costs, stocked_to_top_each
 from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +87,7 @@ class PlanOption:
 
     @property
     def link(self) -> tuple[str | None, float | None]:
-        """(interconnect label, NVLink GB/s in use) of the option's GPUs; see ``link_between``."""
+        """(interconnect label, NVLink GB/s in use) of the option's GPUs (``interconnect.link_between``)."""
         return self.rental.link
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,6 +131,9 @@ class Plan:
     gpus_max: int | None = None
     budget_cny: Decimal | None = None
     deadline_hours: float | None = None
+    scope: str = "all"
+    outside: PlanOption | None = None  # a cheaper option outside ``scope``, not ranked among options
+    priced_outside_only: tuple[str, ...] = ()  # GPU models with prices outside ``scope`` only
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -168,6 +169,7 @@ class Plan:
                 "gpus_max": self.gpus_max,
                 "budget_cny": self.budget_cny,
                 "deadline_hours": self.deadline_hours,
+                "scope": self.scope,
             },
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
@@ -176,8 +178,10 @@ class Plan:
             if self.cheapest or not self.options
             else "every option is sold out or short of idle GPUs at its provider's last refresh",
             "options": [o.to_dict() for o in self.options],
+            "cheaper_outside_scope": self.outside.to_dict() if self.outside else None,
             "excluded": [e.__dict__.copy() for e in self.excluded],
             "unpriced": list(self.unpriced),
+            "priced_outside_scope_only": list(self.priced_outside_only),
         }
 
 
@@ -197,7 +201,9 @@ def plan(
 
     Per model: the fewest GPUs that hold the job (with ``deadline_hours``, also enough to finish in
     time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
-    over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options.
+    over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options. With a region
+    scope, the same plan over the offers outside it gives ``outside``: its first rentable option, when
+    that beats the cheapest inside (per million tokens for inference, else on the total).
     """
     if workload.tokens is None:
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
@@ -205,10 +211,54 @@ def plan(
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
     query = query if query is not None else OfferQuery()
     models = models_for(query)
-    by_model: dict[str, list[Offer]] = {}
-    for offer in latest_offers(conn, query, fx, stock=False):
-        by_model.setdefault(offer.gpu_model, []).append(offer)
+    inside, outside = offers_in_and_out_of_scope(conn, query, fx, stock=False)
+    away_models = {o.gpu_model for o in outside}
+    by_model = _by_model(inside)
     excluded: list[Excluded] = []
+    options = _options(conn, workload, models, by_model, gpus_max, deadline, budget, excluded)
+    cheaper = None
+    if outside:  # the same plan on the offers outside the scope: its first rentable option, if cheaper
+        away = _options(conn, workload, models, _by_model(outside), gpus_max, deadline, budget, [])
+        first = next((o for o in away if o.rental.rentable), None)
+        best = next((o for o in options if o.rental.rentable), None)
+        if first is not None and (best is None or _order_key(first) < _order_key(best)):
+            cheaper = first
+    recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
+    options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
+    return Plan(
+        workload=workload,
+        memory=memory,
+        options=tuple(mark(options)),
+        excluded=tuple(excluded),
+        unpriced=tuple(m.name for m in models if m.name not in by_model and m.name not in away_models),
+        priced_outside_only=tuple(m.name for m in models if m.name not in by_model and m.name in away_models),
+        gpus_max=gpus_max,
+        budget_cny=budget,
+        deadline_hours=deadline,
+        scope=query.scope,
+        outside=cheaper,
+    )
+
+
+def _by_model(offers: Sequence[Offer]) -> dict[str, list[Offer]]:
+    by_model: dict[str, list[Offer]] = {}
+    for offer in offers:
+        by_model.setdefault(offer.gpu_model, []).append(offer)
+    return by_model
+
+
+def _options(
+    conn: Connection,
+    workload: Workload,
+    models: Sequence[GpuModel],
+    by_model: Mapping[str, list[Offer]],
+    gpus_max: int | None,
+    deadline: float | None,
+    budget: Decimal | None,
+    excluded: list[Excluded],
+) -> list[PlanOption]:
+    """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
+    ``excluded`` with the reason."""
     candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
     for model in models:
         if model.name not in by_model:
@@ -235,18 +285,13 @@ def plan(
     options = rank(options, lambda o: o.rental)
     if workload.task == "inference":  # serving: cheapest per token first, rentable first still
         options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
-    recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
-    options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
-    return Plan(
-        workload=workload,
-        memory=memory,
-        options=tuple(mark(options)),
-        excluded=tuple(excluded),
-        unpriced=tuple(m.name for m in models if m.name not in by_model),
-        gpus_max=gpus_max,
-        budget_cny=budget,
-        deadline_hours=deadline,
-    )
+    return options
+
+
+def _order_key(option: PlanOption) -> tuple:
+    """What plan ranks by: CNY per million tokens for inference, else the total."""
+    per_m = option.cny_per_million_tokens
+    return (per_m if per_m is not None else math.inf, option.rental.total_cny)
 
 
 def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:

@@ -12,27 +12,27 @@ Every command that answers "what does this cost, and can I rent it" (``quote``, 
   whole instances paid for (idle GPUs included), hourly modes pay the hours (Tencent's tiers, like tax
   brackets), subscriptions pay the whole periods that cover the days, foreign prices at the ``[fx]``
   rate, on the latest price or a 30-day basis (``planner.recent``);
-- ``breakeven_hours``: the hours per month above which a monthly subscription beats the tiered
-  on-demand price;
 - ``availability``: sold out, short of idle GPUs, idle but not orderable, available or unknown (most
-  offers state no stock: they count as rentable);
-- ``rank``: rentable first; cheapest first on unrounded totals, but totals within 0.5% or 1 CNY of each
-  other go to fewer machines, then to the wider NVLink.
+  offers state no stock: they count as rentable).
+
+Beside it, split out by pure moves: ``planner.offer`` (``Offer``, ``Stock``, ``availability``),
+``planner.offer_query`` (``OfferQuery`` and the region scope),
+``planner.tiers`` (hourly tiers and ``breakeven_hours``, the hours per month above which a monthly
+subscription beats the tiered on-demand price), ``planner.interconnect`` (``link_between``) and
+``planner.ranking`` (``rank``: rentable first; cheapest first on unrounded totals, but totals within
+0.5% or 1 CNY of each other go to fewer machines, then to the wider NVLink; ``stocked_to_top``;
+``cheaper_outside``, the cheaper option outside a region scope).
 
 ``db.queries`` is imported on use only: a bad argument is refused before SQLAlchemy loads.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import difflib
-import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from planner import catalog
 from planner.billing import (
@@ -42,250 +42,27 @@ from planner.billing import (
     MONTHLY,
     ON_DEMAND,
     SPOT,
-    canonical_billing,
 )
-from planner.errors import ConfigError, UnknownNameError, UsageError
-from planner.normalize import PriceRejected, fx_rate, per_gpu_hour
-from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES, canonical_provider
+from planner.errors import ConfigError, UsageError
+from planner.interconnect import link_between
+from planner.normalize import PriceRejected, fx_rate
+
+# The offer, its stock and the one stock rule live in planner.offer (the modules split out of this one
+# name Offer too); re-exported here, where every command finds them.
+from planner.offer import Availability, Offer, Stock, availability  # noqa: F401
+from planner.offer_query import ALL, OfferQuery
+from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
-from planner.regions import region_scope
+from planner.tiers import TierUse, breakeven_hours, tier_uses, tiers_of
 from planner.units import MAX_GPUS
-from vocab import StockStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
 
     from db.queries import LatestPrice
-    from planner.catalog import GpuModel
 
 MAX_HOURS = 24 * 365 * 10
 CENTS = Decimal("0.01")
-TIE_SHARE = Decimal("0.005")  # totals this close (or within TIE_CNY) are a tie: fewer machines win
-TIE_CNY = Decimal(1)
-
-# --- availability -------------------------------------------------------------------------------
-
-
-class Availability(StrEnum):
-    """Whether an offer can be rented now for a job, from the provider's last refresh."""
-
-    AVAILABLE = "available"  # the provider said so (or has enough idle GPUs)
-    UNKNOWN = "unknown"  # the provider states no stock: counts as rentable
-    SOLD_OUT = "sold_out"
-    SHORT = "short"  # fewer idle GPUs than the job needs
-    NOT_ORDERABLE = "not_orderable"  # idle, but fewer orderable GPUs than the job needs (AutoDL)
-
-    @property
-    def rentable(self) -> bool:
-        return self in (Availability.AVAILABLE, Availability.UNKNOWN)
-
-
-@dataclass(frozen=True)
-class Stock:
-    """What a provider last said about one instance and billing mode, and when."""
-
-    stock_status: str | None  # available | low | sold_out | unknown | None
-    idle_gpus: int | None
-    total_gpus: int | None
-    observed_at: dt.datetime
-    orderable_gpus: int | None = None  # GPUs that can be ordered now (AutoDL's gpu_order_num)
-
-    @classmethod
-    def of(cls, record: Any) -> Stock:
-        """From a ``db.queries.Availability``; ``orderable_gpus`` where the record carries it."""
-        return cls(
-            record.stock_status,
-            record.idle_gpus,
-            record.total_gpus,
-            record.observed_at,
-            getattr(record, "orderable_gpus", None),
-        )
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "stock_status": self.stock_status,
-            "idle_gpus": self.idle_gpus,
-            "total_gpus": self.total_gpus,
-            "orderable_gpus": self.orderable_gpus,
-            "observed_at": self.observed_at.isoformat(),
-        }
-
-
-def availability(stock: Stock | None, gpus_needed: float) -> Availability:
-    """The one stock rule: can ``gpus_needed`` GPUs be rented now, by what the provider last said?"""
-    if stock is None:
-        return Availability.UNKNOWN
-    if stock.idle_gpus == 0:
-        return Availability.SOLD_OUT
-    if stock.idle_gpus is not None and stock.idle_gpus < gpus_needed:
-        return Availability.SHORT
-    # Before the status: AutoDL's idle GPUs that take no order are stored as sold out (db.schema).
-    if stock.orderable_gpus is not None and stock.orderable_gpus < gpus_needed:
-        return Availability.NOT_ORDERABLE
-    if stock.stock_status == StockStatus.SOLD_OUT:
-        return Availability.SOLD_OUT
-    if stock.stock_status in (StockStatus.AVAILABLE, StockStatus.LOW) or stock.idle_gpus is not None:
-        return Availability.AVAILABLE
-    return Availability.UNKNOWN
-
-
-# --- region scope -------------------------------------------------------------------------------
-
-ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"
-SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)  # ``planner.regions`` says which a region is in
-
-
-def check_scope(scope: str, given_by: str = "--scope") -> str:
-    cleaned = scope.strip().lower()
-    if cleaned not in SCOPES:
-        raise UnknownNameError(
-            f"scope ({given_by})", scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES
-        )
-    return cleaned
-
-
-# --- the filter ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OfferQuery:
-    """Which offers a question is about; build it with ``OfferQuery.build`` (names checked once)."""
-
-    gpu_models: tuple[str, ...] = ()  # canonical catalog names; () for every model
-    variants: frozenset[str] = frozenset()  # those of gpu_models that are China variants of the ask
-    providers: tuple[str, ...] = ()
-    regions: tuple[str, ...] = ()
-    billing: tuple[str, ...] = ()  # () for every mode but spot
-    scope: str = ALL
-    vgpu: bool = False  # keep vGPU slices (fewer than one whole GPU per instance)
-
-    @classmethod
-    def build(
-        cls,
-        gpus: Sequence[str] = (),
-        providers: Sequence[str] = (),
-        regions: Sequence[str] = (),
-        billing: Sequence[str] = (),
-        *,
-        include_variants: bool = False,
-        scope: str = ALL,
-        vgpu: bool = False,
-    ) -> OfferQuery:
-        """Canonical names for what a user typed; UnknownNameError (with near names) for a bad one.
-
-        ``gpus`` are families or models ("A100", "A100-80GB"); a China variant of one ("A800" for
-        "A100") only with ``include_variants``, unless the name asks for it itself.
-        """
-        models: dict[str, bool] = {}
-        for query in gpus:
-            for selection in catalog.resolve_query(query, include_variants=include_variants):
-                models[selection.model.name] = models.get(selection.model.name, True) and selection.is_variant
-        return cls(
-            gpu_models=tuple(m.name for m in catalog.all_models() if m.name in models),
-            variants=frozenset(name for name, is_variant in models.items() if is_variant),
-            providers=tuple(dict.fromkeys(canonical_provider(p) for p in providers)),
-            regions=tuple(dict.fromkeys(r.strip() for r in regions if r.strip())),
-            billing=tuple(dict.fromkeys(canonical_billing(b) for b in billing)),
-            scope=check_scope(scope),
-            vgpu=vgpu,
-        )
-
-    def admits(self, offer: Offer) -> bool:
-        """The rules SQL does not apply: spot only when asked for, vGPU slices, region scope."""
-        if offer.billing == SPOT and SPOT not in self.billing:
-            return False
-        if offer.is_vgpu and not self.vgpu:
-            return False
-        return self.scope == ALL or region_scope(offer.provider, offer.region) == self.scope
-
-
-# --- the offer ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Offer:
-    """One instance's latest price on one billing mode, as every command sees it."""
-
-    instance_id: int
-    provider: str
-    region: str
-    instance_type: str
-    gpu_model: str
-    gpus_per_instance: float
-    billing: str
-    unit_price: Decimal  # the latest list price, per instance and unit, in ``currency``
-    unit: str
-    currency: str
-    cny_per_currency: Decimal  # the [fx] rate it is costed at (1 for CNY)
-    observed_at: dt.datetime
-    source: str | None
-    from_snapshot: bool
-    gpu_note: str | None = None
-    china_variant: bool = False
-    tiers: tuple[tuple[int, Decimal], ...] = ()  # hourly steps after the first: (from hour, price)
-    median_unit_price: Decimal | None = None  # a marketplace's median listing (AutoDL)
-    vcpus: int | None = None
-    memory_gb: float | None = None
-    stock: Stock | None = field(default=None, compare=False)
-
-    @property
-    def cny_per_gpu_hour(self) -> Decimal:
-        """The list price per GPU-hour, unrounded: a period's price over all its hours (730 a month),
-        divided by the instance's GPUs; Tencent's first hourly tier."""
-        return per_gpu_hour(self.unit_price * self.cny_per_currency, self.billing, self.gpus_per_instance)
-
-    @property
-    def availability(self) -> Availability:
-        """Can one instance be rented now?"""
-        return availability(self.stock, self.gpus_per_instance)
-
-    @property
-    def interruptible(self) -> bool:
-        return self.billing == SPOT
-
-    @property
-    def age_days(self) -> int:
-        """Whole days since the price was observed (UTC days; 0 for today's)."""
-        return max(0, (dt.datetime.now(dt.UTC).date() - self.observed_at.date()).days)
-
-    def at_price(self, price: Decimal) -> Offer:
-        """This offer at another unit price (a 30-day basis); the hourly tiers keep their ratio to it."""
-        if price == self.unit_price:
-            return self
-        scale = price / self.unit_price if self.unit_price else Decimal(1)
-        return replace(self, unit_price=price, tiers=tuple((h, p * scale) for h, p in self.tiers))
-
-    @property
-    def is_vgpu(self) -> bool:
-        return self.gpus_per_instance < 1 or self.gpus_per_instance != int(self.gpus_per_instance)
-
-    @property
-    def key(self) -> tuple[int, str]:
-        return (self.instance_id, self.billing)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "region": self.region,
-            "instance_type": self.instance_type,
-            "gpu_model": self.gpu_model,
-            "gpus_per_instance": self.gpus_per_instance,
-            "billing": self.billing,
-            "unit_price": self.unit_price,
-            "unit": self.unit,
-            "currency": self.currency,
-            "cny_per_gpu_hour": self.cny_per_gpu_hour,
-            "observed_at": self.observed_at.isoformat(),
-            "age_days": self.age_days,
-            "source": self.source,
-            "from_snapshot": self.from_snapshot,
-            "china_variant": self.china_variant,
-            "gpu_note": self.gpu_note,
-            "interruptible": self.interruptible,
-            "median_unit_price": self.median_unit_price,
-            "availability": self.stock.to_dict() if self.stock else None,  # what the provider said
-            "stock_state": self.availability.value,  # what that means for one instance
-        }
 
 
 def offer_of(
@@ -352,6 +129,16 @@ def latest_offers(
     return [o for o in offers if query.admits(o)]
 
 
+def offers_in_and_out_of_scope(
+    conn: Connection, query: OfferQuery, fx: Mapping[str, object], *, stock: bool = True
+) -> tuple[list[Offer], list[Offer]]:
+    """(the offers ``query`` admits, those it would admit but for its region scope), in one query: the
+    second list is where a cheaper option outside the scope is looked for (empty for scope "all")."""
+    offers = latest_offers(conn, replace(query, scope=ALL), fx, stock=stock)
+    inside = [o for o in offers if query.in_scope(o)]
+    return inside, [o for o in offers if not query.in_scope(o)]
+
+
 def _stock(said: Mapping[tuple[int, str], Any], row: LatestPrice) -> Stock | None:
     record = said.get((row.instance_id, row.billing))
     return None if record is None else Stock.of(record)
@@ -402,74 +189,6 @@ def cheapest_offers(conn: Connection, query: OfferQuery, fx: Mapping[str, object
         spot = latest_offers(conn, replace(query, billing=(SPOT,)), fx, stock=False)
         best |= {m: o for m, o in cheapest_by_model(conn, spot).items() if m not in best}
     return best
-
-
-# --- hourly tiers -------------------------------------------------------------------------------
-
-
-def tiers_of(text: str | None, scale: Decimal = Decimal(1)) -> list[tuple[int, Decimal]]:
-    """Stored tiers ``[[from_hour, "price"], ...]`` (``planner.normalize``), each price times ``scale``."""
-    if not text:
-        return []
-    return [(int(h), Decimal(str(p)) * scale) for h, p in json.loads(text)]
-
-
-@dataclass(frozen=True)
-class TierUse:
-    """Hours ``from_hour`` to ``to_hour`` paid at ``unit_price`` (in the offer's currency)."""
-
-    from_hour: Decimal
-    to_hour: Decimal
-    unit_price: Decimal
-
-    def to_dict(self) -> dict[str, object]:
-        return {"from_hour": self.from_hour, "to_hour": self.to_hour, "unit_price": self.unit_price}
-
-    def __str__(self) -> str:
-        return f"{_hours(self.from_hour)}-{_hours(self.to_hour)} h at {self.unit_price:,.2f}"
-
-
-def _hours(value: Decimal) -> str:
-    return f"{value:,.2f}".rstrip("0").rstrip(".")
-
-
-def tier_uses(
-    base_price: Decimal, tiers: Sequence[tuple[int, Decimal]], hours: Decimal
-) -> tuple[Decimal, tuple[TierUse, ...]]:
-    """Cost of ``hours`` at an hourly price that steps down after given hours (Tencent: 96 h, 360 h),
-    and the steps used. ``tiers`` are (from_hour, price) for the steps after the first; each hour is
-    paid at the step it falls in, like tax brackets."""
-    bounds = [(Decimal(0), base_price)] + [(Decimal(h), p) for h, p in sorted(tiers)]
-    total = Decimal(0)
-    used = []
-    for i, (start, price) in enumerate(bounds):
-        if hours <= start:
-            break
-        end = min(hours, bounds[i + 1][0]) if i + 1 < len(bounds) else hours
-        total += (end - start) * price
-        used.append(TierUse(start, end, price))
-    return total, tuple(used)
-
-
-def tiered_cost(base_price: Decimal, tiers: Sequence[tuple[int, Decimal]], hours: Decimal) -> Decimal:
-    """Cost of ``hours`` on a tiered hourly price (see ``tier_uses``)."""
-    return tier_uses(base_price, tiers, hours)[0]
-
-
-def breakeven_hours(hourly: Offer, monthly: Offer) -> Decimal | None:
-    """Hours per month above which ``monthly`` (one instance) costs less than ``hourly`` on its tiered
-    on-demand price: the ``h`` where the tiered cost of ``h`` hours equals the monthly price."""
-    target = monthly.unit_price * monthly.cny_per_currency / hourly.cny_per_currency
-    bounds = [(Decimal(0), hourly.unit_price)] + [(Decimal(h), p) for h, p in sorted(hourly.tiers)]
-    spent = Decimal(0)
-    for i, (start, price) in enumerate(bounds):
-        end = bounds[i + 1][0] if i + 1 < len(bounds) else None
-        if price <= 0:
-            continue
-        if end is None or spent + (end - start) * price >= target:
-            return (start + (target - spent) / price).quantize(Decimal("0.1"))
-        spent += (end - start) * price
-    return None
 
 
 # --- the job ------------------------------------------------------------------------------------
@@ -685,130 +404,6 @@ def with_breakeven(best: Iterable[JobCost], costs: Iterable[JobCost]) -> list[Jo
     return out
 
 
-# --- ranking ------------------------------------------------------------------------------------
-
-T = TypeVar("T")
-
-
-def price_key(cost: JobCost) -> tuple:
-    o = cost.offer
-    return (cost.total_cny, cost.idle_gpus, o.provider, o.region, o.instance_type, o.billing)
-
-
-def tie_key(cost: JobCost) -> tuple:
-    """Among near-equal totals: fewer machines, then inside one NVLink domain, then the cheaper."""
-    return (cost.machines, not cost.one_nvlink_domain, *price_key(cost))
-
-
-def is_tie(cheaper: Decimal, dearer: Decimal) -> bool:
-    """Whether two totals are within 0.5% (or 1 CNY) of each other."""
-    return dearer - cheaper <= max(cheaper * TIE_SHARE, TIE_CNY)
-
-
-def rank_costs(costs: Iterable[JobCost]) -> list[JobCost]:
-    """``rank`` for job costs themselves."""
-    return rank(costs, lambda c: c)
-
-
-def rank(items: Iterable[T], cost_of: Callable[[T], JobCost]) -> list[T]:
-    """Rentable first, then the rest; each part cheapest first on unrounded totals, where a run of
-    totals within a tie of its cheapest is ordered by ``tie_key`` (fewer machines, wider NVLink)."""
-    items = list(items)
-    out: list[T] = []
-    for part in ([i for i in items if cost_of(i).rentable], [i for i in items if not cost_of(i).rentable]):
-        ordered = sorted(part, key=lambda i: price_key(cost_of(i)))
-        start = 0
-        while start < len(ordered):
-            head = cost_of(ordered[start]).total_cny
-            end = start + 1
-            while end < len(ordered) and is_tie(head, cost_of(ordered[end]).total_cny):
-                end += 1
-            cluster = ordered[start:end]
-            out += sorted(cluster, key=lambda i: tie_key(cost_of(i))) if len(cluster) > 1 else cluster
-            start = end
-    return out
-
-
-def cheapest_per_instance(costs: Iterable[JobCost]) -> list[JobCost]:
-    """Each instance once, on its best billing mode for the job: the cheapest it can be rented on now
-    (the cheapest of all when none). One instance's modes share its machines, so ``rank``'s tie rule
-    has nothing to add."""
-    best: dict[int, tuple[tuple, JobCost]] = {}
-    for cost in costs:
-        key = (not cost.rentable, *price_key(cost))
-        iid = cost.offer.instance_id
-        if iid not in best or key < best[iid][0]:
-            best[iid] = (key, cost)
-    return [cost for _, cost in best.values()]
-
-
-Bounds = Mapping[tuple[int, str], tuple[Decimal, Decimal]]
-
-
-def stocked_to_top(
-    conn: Connection, costs: list[JobCost], top: int, bounds: Bounds | None = None
-) -> list[JobCost]:
-    """The costs of the instances that can be shown among the ``top``, with their stock read.
-
-    ``bounds`` holds each offer's lowest and highest total over its price window (a median or min
-    basis lies between them); without it both are the total. Instances are read cheapest first until
-    ``top`` of them can be rented and the next one's lowest total is beyond a tie of the top-th
-    rentable highest total: nothing after that can be shown, so its stock is never read.
-    """
-    return stocked_to_top_each(conn, [costs], top, bounds)[0]
-
-
-def stocked_to_top_each(
-    conn: Connection, groups: Sequence[list[JobCost]], top: int, bounds: Bounds | None = None
-) -> list[list[JobCost]]:
-    """``stocked_to_top`` for several groups at once (a plan's GPU models): each round reads the
-    stock every unfinished group still needs in one query."""
-
-    def low(c: JobCost) -> Decimal:
-        return bounds[c.offer.key][0] if bounds else c.total_cny
-
-    def high(c: JobCost) -> Decimal:
-        return bounds[c.offer.key][1] if bounds else c.total_cny
-
-    states = []
-    for costs in groups:
-        by_instance: dict[int, list[JobCost]] = {}
-        for cost in costs:
-            by_instance.setdefault(cost.offer.instance_id, []).append(cost)
-        lowest = {iid: min(low(c) for c in found) for iid, found in by_instance.items()}
-        states.append((by_instance, lowest, sorted(lowest, key=lowest.__getitem__)))
-    read = [0] * len(groups)
-    done: list[list[JobCost] | None] = [None] * len(groups)
-    window = 2 * top  # one read is usually enough: a query for 20 instances costs what 10 do
-    while any(d is None for d in done):
-        wanted = []
-        for g, (_, _, order) in enumerate(states):
-            if done[g] is None:
-                wanted += [(g, iid) for iid in order[read[g] : read[g] + window]]
-        stocked = iter(with_stock(conn, [c.offer for g, iid in wanted for c in states[g][0][iid]]))
-        for g, iid in wanted:
-            by_instance = states[g][0]
-            by_instance[iid] = [replace(c, offer=next(stocked)) for c in by_instance[iid]]
-        for g, (by_instance, lowest, order) in enumerate(states):
-            if done[g] is not None:
-                continue
-            read[g] = min(len(order), read[g] + window)
-            highs = sorted(
-                min(high(c) for c in by_instance[iid] if c.rentable)
-                for iid in order[: read[g]]
-                if any(c.rentable for c in by_instance[iid])
-            )
-            if len(highs) >= top:
-                bound = highs[top - 1] + max(highs[top - 1] * TIE_SHARE, TIE_CNY)
-                if read[g] == len(order) or lowest[order[read[g]]] > bound:
-                    done[g] = [c for iid in order if lowest[iid] <= bound for c in by_instance[iid]]
-                    continue
-            if read[g] == len(order):
-                done[g] = [c for iid in order for c in by_instance[iid]]
-        window *= 2
-    return [d for d in done if d is not None]
-
-
 # --- showing money ------------------------------------------------------------------------------
 
 
@@ -819,35 +414,3 @@ def shown_total(total: Decimal) -> Decimal:
         return total.quantize(CENTS)
     places = max(2, 3 - total.adjusted())
     return total.quantize(Decimal(1).scaleb(-places))
-
-
-# --- interconnect -------------------------------------------------------------------------------
-
-ACROSS_INSTANCES = " + network"  # GPUs on different machines talk over the provider's network
-NETWORK_ONLY = "network only"  # one GPU per instance: nothing but the network joins them
-ONE_MACHINE = " (one machine)"  # a marketplace's GPUs, as many as one of its machines holds
-
-
-def link_between(
-    model: GpuModel, gpus_per_instance: int, instances: int, per_gpu_listing: bool = False
-) -> tuple[str | None, float | None]:
-    """How the GPUs of a rental talk: (label, NVLink GB/s they use), or (None, None) for a single GPU.
-
-    Inside one instance, the model's link (``catalog.interconnect_label``, per GPU model: the instance's
-    actual packaging, SXM or PCIe, is not known); across instances, the provider's network too, so
-    ``link_between(H800, 8, 2) == ("NVLink (cut) 400 GB/s + network", 400.0)`` and 1-GPU instances give
-    ``("network only", None)``. A marketplace's per-GPU listings (``per_gpu_listing``, AutoDL) are GPUs
-    of shared machines: up to ``MARKET_MACHINE_GPUS`` of them can be rented on one machine and talk over
-    its link, more need the network too.
-    """
-    gpus = gpus_per_instance * instances
-    if gpus <= 1:
-        return None, None
-    if per_gpu_listing and gpus_per_instance == 1:
-        if gpus <= MARKET_MACHINE_GPUS:
-            return catalog.interconnect_label(model) + ONE_MACHINE, model.nvlink_gbps_bidir
-        return catalog.interconnect_label(model) + ACROSS_INSTANCES, model.nvlink_gbps_bidir
-    if gpus_per_instance <= 1:
-        return NETWORK_ONLY, None
-    label = catalog.interconnect_label(model) + (ACROSS_INSTANCES if instances > 1 else "")
-    return label, model.nvlink_gbps_bidir

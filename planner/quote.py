@@ -31,12 +31,8 @@ from planner.pricing import (
     Job,
     JobCost,
     OfferQuery,
-    cheapest_per_instance,
     job_cost,
-    latest_offers,
-    price_key,
-    rank_costs,
-    stocked_to_top,
+    offers_in_and_out_of_scope,
     with_breakeven,
 )
 from planner.pricing import (
@@ -45,9 +41,10 @@ from planner.pricing import (
 from planner.pricing import (
     MAX_HOURS as MAX_HOURS,
 )
-from planner.pricing import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
-from planner.pricing import tiers_of as tiers_of
+from planner.ranking import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
 from planner.recent import HISTORY_DAYS, LATEST, recent_prices
+from planner.tiers import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
+from planner.tiers import tiers_of as tiers_of
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -96,8 +93,9 @@ class Quote:
     request: QuoteRequest
     query: OfferQuery
     job: Job
-    options: tuple[JobCost, ...]  # rentable first, cheapest first (``pricing.rank``)
+    options: tuple[JobCost, ...]  # rentable first, cheapest first (``planner.ranking.rank``)
     considered: int  # instances costed
+    outside: JobCost | None = None  # a cheaper option outside the region scope (``cheaper_outside``)
 
     @property
     def days(self) -> int:
@@ -173,6 +171,7 @@ class Quote:
             "snapshot_options": self.snapshot_options,
             "recommendation": option_dict(best) if best else None,
             "no_recommendation": self.no_recommendation,
+            "cheaper_outside_scope": option_dict(self.outside) if self.outside else None,
             "options": [option_dict(o) for o in self.options],
         }
 
@@ -190,7 +189,7 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     # window of each offer's prices bounds its total first, so that only the offers that can reach the
     # top have their history read. On the latest basis, history is read for the options shown only.
     on_history = job.price_basis != LATEST
-    offers = latest_offers(conn, query, fx, stock=not top)
+    offers, outside = offers_in_and_out_of_scope(conn, query, fx, stock=not top)
     considered = len({o.instance_id for o in offers})
     costs = [job_cost(o, job) for o in offers]
     if top:
@@ -203,7 +202,11 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
     if not on_history:
         recent = recent_prices(conn, [o.offer for o in shown], job.history_days)
         shown = [replace(o, history=recent.get(o.offer.key)) for o in shown]
-    return Quote(request=request, query=query, job=job, options=tuple(shown), considered=considered)
+    best = next((o for o in shown if o.rentable), None)
+    cheaper = cheaper_outside(conn, best, [job_cost(o, job) for o in outside])
+    return Quote(
+        request=request, query=query, job=job, options=tuple(shown), considered=considered, outside=cheaper
+    )
 
 
 def _price_bounds(

@@ -12,6 +12,9 @@ The region lists are the providers' own (shared/reference/providers.md):
   ``ap-hongkong``, ``ap-singapore``, ``na-ashburn``): mainland is an ``ap-`` region whose city is in
   MAINLAND_CITIES.
 - AutoDL rents only from data centres in mainland China (``west-B``, ``beijing-A``, ...).
+- PPIO (派欧云, the China site) names its regions ``c-<area>-<n>`` (``c-east-1``, ``c-north-1`` in its
+  documented product payload): those are mainland; any other id is judged overseas. CompShare uses
+  UCloud's ids (``cn-wlcb``, ``cn-sh2``; Hong Kong is ``hk``), which the ``cn-`` rule covers.
 - ``unspecified`` (a snapshot point whose source names no region) counts as mainland: every such
   point is a CNY price from a provider's China site, and a source quoting an overseas region names it.
 - A region written as alternatives (``cn-shanghai/cn-shenzhen``, "one of these") is mainland when
@@ -72,6 +75,8 @@ def region_scope(provider: str, region: str) -> Scope:
     naming = REGION_NAMING.get(provider, "cn-prefix")
     if naming == "mainland":
         return "mainland"
+    if naming == "c-area":
+        return "mainland" if text.startswith("c-") else "overseas"
     if naming == "area-city":
         area, _, rest = text.partition("-")
         city = rest.split("-")[0]

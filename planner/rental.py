@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from planner.pricing import Job, JobCost, Offer, OfferQuery, job_cost, latest_offers, rank_costs
+from planner.pricing import Job, JobCost, Offer, OfferQuery, job_cost, latest_offers
+from planner.ranking import rank_costs
 from planner.recent import HISTORY_DAYS as HISTORY_DAYS  # re-exported: plan and tco read history here
 from planner.recent import LATEST, Recent, check_basis
 from planner.recent import recent_prices as recent_prices
@@ -37,7 +38,7 @@ def rentals(
     basis: str = LATEST,
 ) -> list[JobCost]:
     """``gpu_hours`` of work on whole instances of each offer that can serve it, at least ``min_gpus``
-    GPUs, every GPU busy (unranked: see ``pricing.rank_costs``). With ``recent``, on the 30-day
+    GPUs, every GPU busy (unranked: see ``planner.ranking.rank_costs``). With ``recent``, on the 30-day
     ``basis`` where an offer has the history."""
     out = []
     for offer in offers:
@@ -88,7 +89,7 @@ class RentalCurve:
     filtered: bool = False  # the offers were limited by --provider or --billing
 
     def cheapest(self, work_gpu_hours: Decimal | float) -> JobCost | None:
-        """The first rental of this much work by ``pricing.rank``: the cheapest that can be rented now
+        """The first rental of this much work by ``planner.ranking.rank``: the cheapest that can be rented now
         (the cheapest of all when none can)."""
         found = rentals(self.offers, float(work_gpu_hours), self.gpus, None, self.recent, self.basis)
         return rank_costs(found)[0] if found else None

@@ -476,7 +476,7 @@ def rent_vs_buy(
     rental used.
 
     ``buy`` holds tco's keyword arguments for the buying side (purchase price, power, resale, ...).
-    The rental is the first by ``planner.pricing.rank`` for the same busy GPU-hours run as one
+    The rental is the first by ``planner.ranking.rank`` for the same busy GPU-hours run as one
     continuous job, all GPUs of the rented instances busy.
     """
     from planner.rental import describe

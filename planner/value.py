@@ -37,7 +37,8 @@ from planner import catalog
 from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
-from planner.pricing import Offer, OfferQuery, cheapest_by_model, latest_offers
+from planner.offer_query import scope_words
+from planner.pricing import ALL, Offer, OfferQuery, cheapest_by_model, offers_in_and_out_of_scope
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -101,6 +102,7 @@ class ValueRow:
             "unit": o.unit if o else None,
             "currency": o.currency if o else None,
             "observed_at": o.observed_at if o else None,
+            "age_days": o.age_days if o else None,
             "from_snapshot": o.from_snapshot if o else None,
             "source": o.source if o else None,
             "gpu_note": o.gpu_note if o else None,
@@ -135,6 +137,9 @@ class ValueRanking:
     ranked: tuple[ValueRow, ...]  # best value first
     not_ranked: tuple[NotRanked, ...]  # in catalog order
     variants_left_out: tuple[str, ...] = ()  # China variants that could be ranked, left out by choice
+    scope: str = ALL
+    # Per ranked model whose cheapest rentable offer outside ``scope`` costs less per GPU-hour, that offer.
+    cheaper_outside: tuple[Offer, ...] = ()
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -144,27 +149,34 @@ class ValueRanking:
     def from_snapshot(self) -> bool:
         return any(r.offer.from_snapshot for r in self.ranked if r.offer)
 
+    @property
+    def offers(self) -> list[Offer]:
+        """The rental offers the ranking shows."""
+        return [r.offer for r in self.ranked if r.offer]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "sort": self.sort,
             "buy": self.buy,
             "billing": list(self.billing),
             "providers": list(self.providers),
+            "scope": self.scope,
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
             "ranked": [r.to_dict(self.buy) for r in self.ranked],
             "not_ranked": [{"gpu_model": n.gpu_model, "reason": n.reason} for n in self.not_ranked],
             "variants_left_out": list(self.variants_left_out),
+            "cheaper_outside_scope": [{"gpu_model": o.gpu_model} | o.to_dict() for o in self.cheaper_outside],
         }
 
 
 def check_options(
-    sort: str, providers: Iterable[str] = (), billing: Iterable[str] = ()
+    sort: str, providers: Iterable[str] = (), billing: Iterable[str] = (), scope: str = ALL
 ) -> tuple[str, OfferQuery]:
-    """Refuse a bad sort, provider or billing mode before any database work; returns the sort and the
-    filter (on_demand when no billing mode is given; vGPU slices kept, to say why a model is not
-    ranked)."""
-    query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True)
+    """Refuse a bad sort, provider, billing mode or scope before any database work; returns the sort
+    and the filter (on_demand when no billing mode is given; vGPU slices kept, to say why a model is
+    not ranked)."""
+    query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True, scope=scope)
     return check_sort(sort), replace(query, billing=query.billing or DEFAULT_BILLING)
 
 
@@ -211,14 +223,15 @@ def value_ranking(
     query = query if query is not None else check_options(sort)[1]
     names, modes = query.providers, query.billing
     wanted = [m.name for m in models] + [m.name for m in left_out]
-    offers: list[Offer] = []
     vgpu_only: set[str] = set()
-    for offer in latest_offers(conn, replace(query, gpu_models=tuple(wanted)), fx, stock=False):
+    inside, outside = offers_in_and_out_of_scope(
+        conn, replace(query, gpu_models=tuple(wanted)), fx, stock=False
+    )
+    for offer in inside:
         if offer.is_vgpu:  # a vGPU slice is not a GPU
             vgpu_only.add(offer.gpu_model)
-        elif offer.cny_per_gpu_hour.quantize(FIGURE) > 0:  # a price that rounds to nothing says nothing
-            offers.append(offer)
-    cheapest = cheapest_by_model(conn, offers)
+    cheapest = cheapest_by_model(conn, _priced(inside))
+    priced_outside = {o.gpu_model for o in _priced(outside)}
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
     not_ranked: list[NotRanked] = []
@@ -233,12 +246,21 @@ def value_ranking(
         if why is None:
             ranked.append(row)
         else:
-            vgpu = why == NO_OFFER and model.name in vgpu_only
-            not_ranked.append(
-                NotRanked(model.name, VGPU_ONLY if vgpu else no_price if why == NO_OFFER else why)
-            )
+            if why == NO_OFFER and model.name in priced_outside:  # say where a price is
+                why = f"{no_price} in {scope_words(query.scope)}; --scope all ranks it"
+            elif why == NO_OFFER:
+                why = VGPU_ONLY if model.name in vgpu_only else no_price
+            not_ranked.append(NotRanked(model.name, why))
     ranked.sort(key=lambda r: _rank_key(r, sort, buy))
     could = [m.name for m in left_out if _not_ranked_reason(rows_of[m.name], sort, buy) is None]
+    away = cheapest_by_model(conn, _priced(outside)) if outside else {}
+    cheaper = [
+        away[r.gpu_model]
+        for r in ranked
+        if r.gpu_model in away
+        and away[r.gpu_model].availability.rentable
+        and (r.offer is None or away[r.gpu_model].cny_per_gpu_hour < r.offer.cny_per_gpu_hour)
+    ]
     return ValueRanking(
         sort=sort,
         buy=buy,
@@ -247,7 +269,15 @@ def value_ranking(
         ranked=tuple(replace(r, rank=i) for i, r in enumerate(ranked, 1)),
         not_ranked=tuple(not_ranked),
         variants_left_out=tuple(could),
+        scope=query.scope,
+        cheaper_outside=tuple(cheaper),
     )
+
+
+def _priced(offers: Iterable[Offer]) -> list[Offer]:
+    """Whole-GPU offers with a price: a vGPU slice is not a GPU, and a price that rounds to nothing
+    says nothing."""
+    return [o for o in offers if not o.is_vgpu and o.cny_per_gpu_hour.quantize(FIGURE) > 0]
 
 
 def purchase_price(model: GpuModel, cny_per_usd: Decimal | None) -> Purchase | None:

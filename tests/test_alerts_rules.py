@@ -14,6 +14,7 @@ from planner.alerts.offers import AlertOffer
 from planner.alerts.rules import load_channels, load_rules
 from planner.config import load_config
 from planner.errors import ConfigError, UsageError
+from planner.pricing import Offer, Stock
 
 CHANNELS = '\n[channels.team]\nkind = "wecom"\n'
 
@@ -121,18 +122,39 @@ def test_alerts_test_names_an_unknown_channel(run_cli, tmp_path):
 
 
 def offer(**kw) -> AlertOffer:
+    """An alert's view of one pricing-core offer, from flat fields (``rentable_gpus``: AutoDL's
+    orderable GPUs; any stock field makes a stock record)."""
+    stock_fields = {
+        k: kw.pop(k) for k in ("stock_status", "idle_gpus", "total_gpus", "rentable_gpus") if k in kw
+    }
+    extras = {k: kw.pop(k) for k in ("previous_stock_status", "median_cny_per_gpu_hour", "is_new") if k in kw}
     base = dict(
+        instance_id=1,
         provider="autodl",
         region="west-B",
         instance_type="H20-NVLink",
         gpu_model="H20-96GB",
-        gpu_count=1.0,
+        gpus_per_instance=1.0,
         billing="on_demand",
-        cny_per_gpu_hour=Decimal("6.98"),
+        unit_price=kw.pop("cny_per_gpu_hour", Decimal("6.98")),
+        unit="hour",
+        currency="CNY",
+        cny_per_currency=Decimal(1),
         observed_at=dt.datetime(2026, 12, 2),
+        source=None,
+        from_snapshot=False,
     )
-    base.update(kw)
-    return AlertOffer(**base)
+    stock = None
+    if stock_fields:
+        stock = Stock(
+            stock_fields.get("stock_status"),
+            stock_fields.get("idle_gpus"),
+            stock_fields.get("total_gpus"),
+            dt.datetime(2026, 12, 2),
+            stock_fields.get("rentable_gpus"),
+        )
+    assert not kw, kw
+    return AlertOffer(Offer(**base, stock=stock), **extras)
 
 
 def test_conditions_are_judged_as_documented(tmp_path):
@@ -225,3 +247,27 @@ def test_the_stock_job_is_added_beside_the_nightly_one():
     job = add_stock_job(scheduler, 3600, lambda: 0)
     assert job.id == "stock-refresh" and job.trigger.interval == dt.timedelta(hours=1)
     assert {j.id for j in scheduler.get_jobs()} == {"refresh-and-report", "stock-refresh"}
+
+
+def test_alert_offers_are_the_pricing_cores_spot_only_when_the_rule_names_it(engine, tmp_path):
+    from planner.alerts.offers import current_offers
+    from planner.importer import import_csv
+    from tests.conftest import price_row, write_csv
+
+    fx = load_config(env={}).section("fx")
+    rows = [
+        price_row(instance_type="H20-A", gpu_model="H20-96GB", price="9.50"),
+        price_row(instance_type="H20-A", gpu_model="H20-96GB", billing="spot", price="3.10"),
+    ]
+    import_csv(engine, write_csv(tmp_path / "p.csv", rows), fx)
+    any_mode, spot = rules_of(
+        tmp_path,
+        '[[alerts]]\nname = "a"\ngpu = "H20"\nbelow_cny_per_gpu_hour = 10\n'
+        '[[alerts]]\nname = "s"\ngpu = "H20"\nbilling = "spot"\nbelow_cny_per_gpu_hour = 10\n',
+    )
+    with engine.connect() as conn:
+        plain_offers = current_offers(conn, any_mode, fx)
+        spot_offers = current_offers(conn, spot, fx)
+    assert [(o.offer.billing, o.cny_per_gpu_hour) for o in plain_offers] == [("on_demand", Decimal("9.50"))]
+    assert [o.offer.billing for o in spot_offers] == ["spot"]
+    assert plain_offers[0].to_dict()["stock_state"] == "unknown"  # pricing.availability's word for it

@@ -35,7 +35,12 @@ def test_precedence_local_then_named_file_then_environment(tmp_path):
     assert local_only.section("quote")["top"] == 3
 
     both = load_config(env={"PLANNER_CONFIG": str(named)}, cwd=tmp_path)
-    assert both.section("quote") == {"top": 5, "history_days": 7, "price_basis": "latest"}
+    assert both.section("quote") == {
+        "top": 5,
+        "history_days": 7,
+        "price_basis": "latest",
+        "scope": "mainland",
+    }
     assert both.files == (str(tmp_path / "config.toml"), str(named))
 
     flag_file = load_config(config_file=named, env={}, cwd=tmp_path)

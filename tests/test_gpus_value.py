@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import replace
 from decimal import Decimal
 
@@ -264,7 +265,8 @@ def test_table_with_notes_and_the_models_not_ranked(run_cli, tmp_path):
     assert "TFLOPS per CNY-h" in header and "GB per CNY-h" in header and "purchase" not in header
     first = next(line for line in lines if line.startswith("1 "))
     assert first.split()[:5] == ["1", "RTX4090-24GB", "165.2", "24", "2.00"]
-    assert "autodl RTX 4090 on_demand" in first and first.split()[-2:] == ["82.60", "12.00"]
+    assert "autodl RTX 4090 on_demand" in first
+    assert re.search(r"  82\.60 +12\.00  +[\d,]+ d", first), first  # then the price's age in days
     assert "dense BF16" in result.stdout
     not_ranked = [line for line in lines if line.startswith("Not ranked:")]
     assert len(not_ranked) == 1 and "L4-24GB (only vGPU slices are offered)" in not_ranked[0]
@@ -291,7 +293,7 @@ def test_json_keys(run_cli, tmp_path):
     doc = json.loads(run_cli("gpus", "--value", "--format", "json").stdout)
     assert set(doc) == {
         "sort", "buy", "billing", "providers", "as_of", "from_snapshot", "ranked", "not_ranked",
-        "variants_left_out",
+        "variants_left_out", "scope", "cheaper_outside_scope",
     }  # fmt: skip
     a100 = next(r for r in doc["ranked"] if r["gpu_model"] == "A100-80GB")
     assert (a100["rank"], a100["tflops_per_cny_hour"], a100["memory_gb_per_cny_hour"]) == (2, 31.2, 8)
@@ -299,7 +301,7 @@ def test_json_keys(run_cli, tmp_path):
     assert set(a100) == {
         "rank", "gpu_model", "china_variant", "dense_tflops", "memory_gb", "cny_per_gpu_hour",
         "tflops_per_cny_hour", "memory_gb_per_cny_hour", "provider", "region", "instance_type",
-        "gpus_per_instance", "billing", "unit_price", "unit", "currency", "observed_at",
+        "gpus_per_instance", "billing", "unit_price", "unit", "currency", "observed_at", "age_days",
         "from_snapshot", "source", "gpu_note", "sold_out", "stock_state",
     }  # fmt: skip
     assert {"gpu_model": "L4-24GB", "reason": "only vGPU slices are offered"} in doc["not_ranked"]
@@ -346,7 +348,8 @@ def test_fresh_database_ranks_from_the_bundled_snapshot(run_cli):
     result = run_cli("gpus", "--value")
     assert result.exit_code == 0, result.output
     assert "Database empty: loaded the bundled snapshot" in result.stderr
-    assert "Prices from the bundled snapshot (observed up to" in result.stdout
+    header = result.stdout.splitlines()[1]  # the quote's header rule (planner.freshness.prices_line)
+    assert header.startswith("Prices observed ") and "all from the bundled snapshot" in header
     assert " 1 " in result.stdout and "Not ranked:" in result.stdout
     doc = json.loads(run_cli("gpus", "--value", "--buy", "--format", "json").stdout)
     assert doc["from_snapshot"] is True and doc["ranked"]
@@ -378,5 +381,5 @@ def test_value_mistakes_are_answered_before_the_database(tmp_path, args):
 
 def test_value_on_a_fresh_file_database(tmp_path):
     code, heavy, output = loaded(tmp_path, "gpus", "--value")
-    assert code == 0 and "Prices from the bundled snapshot" in output, output
+    assert code == 0 and "all from the bundled snapshot: run `planner refresh`" in output, output
     assert (tmp_path / "p.db").exists()

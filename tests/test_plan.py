@@ -19,11 +19,13 @@ from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UsageError
 from planner.importer import import_csv
+from planner.interconnect import link_between
 from planner.plan import Workload, mark, plan
-from planner.pricing import OfferQuery, link_between, offer_of, tiered_cost
+from planner.pricing import OfferQuery, offer_of
 from planner.quote import QuoteRequest, quote
 from planner.rental import rental_curve, rentals
 from planner.tco import rent_vs_buy
+from planner.tiers import tiered_cost
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")

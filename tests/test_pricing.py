@@ -16,13 +16,11 @@ from planner.pricing import (
     OfferQuery,
     Stock,
     availability,
-    breakeven_hours,
-    is_tie,
     job_cost,
-    rank_costs,
     shown_total,
-    tier_uses,
 )
+from planner.ranking import is_tie, rank_costs
+from planner.tiers import breakeven_hours, tier_uses
 
 NOW = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 

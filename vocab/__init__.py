@@ -100,7 +100,7 @@ HOURS_PER_UNIT: dict[str, int] = {
 EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
 
 
-RegionNaming = Literal["cn-prefix", "area-city", "mainland"]
+RegionNaming = Literal["cn-prefix", "area-city", "c-area", "mainland"]
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ class Provider:
     # (normalize.py), and a job of N GPUs can sit on one machine while N fits it.
     marketplace: bool = False
     # How its region names tell mainland China from elsewhere (planner.regions): "cn-prefix" (cn-<city>,
-    # Hong Kong excepted), "area-city" (Tencent's ap-<city>) or "mainland" (every region is).
+    # Hong Kong excepted), "area-city" (Tencent's ap-<city>), "c-area" (PPIO's c-<area>-<n>) or
+    # "mainland" (every region is).
     region_naming: RegionNaming = "cn-prefix"
 
 
@@ -128,7 +129,7 @@ PROVIDER_TABLE: tuple[Provider, ...] = (
     ),
     Provider("volcengine", "scrapers.volcengine:VolcengineScraper", ("volc", "bytedance", "火山引擎")),
     Provider("autodl", "scrapers.autodl:AutodlScraper", marketplace=True, region_naming="mainland"),
-    Provider("ppio", "scrapers.ppio:PpioScraper", ("派欧云", "ppinfra")),
+    Provider("ppio", "scrapers.ppio:PpioScraper", ("派欧云", "ppinfra"), region_naming="c-area"),
     Provider("compshare", "scrapers.compshare:CompshareScraper", ("优云智算", "ucompshare")),
 )
 PROVIDER_NAMES: tuple[str, ...] = tuple(p.name for p in PROVIDER_TABLE)

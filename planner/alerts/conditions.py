@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from planner.alerts.offers import SOLD_OUT, AlertOffer
 from planner.alerts.rules import Rule, plain
+from planner.pricing import Availability, availability
 
 
 def reason(rule: Rule, offer: AlertOffer) -> str | None:
@@ -27,12 +28,14 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
     if rule.condition == "idle_gpus_at_least":
         wanted = rule.idle_gpus_at_least
         assert wanted is not None
-        idle = offer.rentable_gpus  # idle and orderable: AutoDL lists idle GPUs it takes no order for
-        if idle is None or idle < wanted or offer.stock_status == SOLD_OUT:
+        stock = offer.stock  # the pricing core's rule: idle, orderable (AutoDL) and not sold out
+        if stock is None or stock.rentable_gpus is None:
             return None
-        return f"{idle} GPUs idle (at least {wanted})"
+        if availability(stock, wanted) is not Availability.AVAILABLE:
+            return None
+        return f"{stock.rentable_gpus} GPUs idle (at least {wanted})"
     if rule.condition == "back_in_stock":
-        if offer.previous_stock_status == SOLD_OUT and offer.orderable:
+        if offer.previous_stock_status == SOLD_OUT and offer.offer.availability is Availability.AVAILABLE:
             return f"back in stock ({offer.stock_text()}), sold out at the run before"
         return None
     if rule.condition == "new_offers":

@@ -7,8 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from planner.commands.options import billing_option, format_option, provider_option
+from planner.commands.options import (
+    billing_option,
+    chosen_scope,
+    format_option,
+    provider_option,
+    scope_option,
+)
 from planner.errors import UsageError
+from planner.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
 from planner.output import csv_text, dumps_json, money, short, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,9 +65,10 @@ COLUMNS = (
 )
 @provider_option
 @billing_option
+@scope_option
 @format_option
 @click.pass_obj
-def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt) -> None:  # noqa: ANN001
+def gpus(app, query, include_variants, value, buy, sort, providers, billing, scope, fmt) -> None:  # noqa: ANN001
     """The GPU catalog: canonical names, the aliases providers use, and specs.
 
     Dense BF16/FP16 TFLOPS (FP16 where a GPU has no BF16), memory, bandwidth, TDP, and a purchase price
@@ -71,6 +79,8 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
     other modes, a subscription counted per hour of its period at full use; spot only with --billing
     spot; vGPU slices never; offers sold out at the last refresh passed over). With --buy, ranked per
     10,000 CNY of the catalog purchase price instead. China variants only with --include-variants.
+    Rentals in mainland China regions only unless --scope all (or [quote] scope); a model cheaper
+    outside is named below the table. "(old)" marks a rental price over 90 days old.
 
     \b
     Examples:
@@ -91,6 +101,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
             ("--sort", sort, "--sort memory"),
             ("--provider", providers, "--provider autodl"),
             ("--billing", billing, "--billing monthly"),
+            ("--scope", scope, "--scope all"),
         ):
             if on:
                 raise UsageError(
@@ -104,7 +115,8 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, fmt
     # planner.value (and the database) only here: the catalog listing stays as quick as it was.
     from planner.value import check_options, models_for, value_ranking
 
-    sort, offers = check_options(sort or "tflops", providers, billing)  # refused before the database opens
+    # refused before the database opens
+    sort, offers = check_options(sort or "tflops", providers, billing, chosen_scope(app, scope))
     models, left_out = models_for(query, include_variants)
     engine, loaded = app.reading_engine()
     if loaded:
@@ -184,6 +196,7 @@ VALUE_COLUMNS = (
     "unit",
     "currency",
     "observed_at",
+    "age_days",
     "from_snapshot",
     "source",
     "gpu_note",
@@ -213,13 +226,8 @@ def render_value(result: ValueRanking) -> str:
             else "No GPU model can be ranked. Try without filters, `planner prices`, or `planner refresh`."
         )
     else:
-        if result.from_snapshot and result.as_of:
-            lines.append(
-                "Prices from the bundled snapshot (observed up to "
-                f"{result.as_of:%Y-%m-%d}); run `planner refresh` for today's prices."
-            )
-        elif result.as_of:
-            lines.append(f"Latest prices, observed up to {result.as_of:%Y-%m-%d}.")
+        if result.offers:
+            lines.append(prices_line(result.offers))
         headers = [
             "#",
             "GPU",
@@ -229,11 +237,13 @@ def render_value(result: ValueRanking) -> str:
             "where (cheapest)",
             "TFLOPS per CNY-h",
             "GB per CNY-h",
+            "age",
         ]
         if result.buy:
             headers += ["purchase CNY (as of)", "TFLOPS per 10k CNY", "GB per 10k CNY"]
         rows = [_value_cells(r, result.buy) for r in result.ranked]
-        lines.append(table(rows, headers, align_right=(0, 2, 3, 4, 6, 7, 8, 9, 10)))
+        right = (0, 2, 3, 4, 6, 7, 9, 10, 11) if result.buy else (0, 2, 3, 4, 6, 7)
+        lines.append(table(rows, headers, align_right=right))
     lines.extend(_value_notes(result))
     return "\n".join(lines)
 
@@ -254,6 +264,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
         where,
         money(r.tflops_per_cny_hour),
         money(r.memory_gb_per_cny_hour),
+        age_cell(o) if o else "-",
     ]
     if buy:
         p = r.purchase
@@ -281,6 +292,26 @@ def _value_notes(result: ValueRanking) -> list[str]:
         "and those offers count as available."
     )
     ranked = result.ranked
+    notes += age_legend(result.offers)
+    stale = [r for r in ranked if r.offer and stale_warning(r.offer)]
+    if stale:
+        notes.append(
+            f"Warning: rental prices over {STALE_DAYS} days old: "
+            + ", ".join(f"{r.gpu_model} ({r.offer.observed_at:%Y-%m-%d})" for r in stale if r.offer)
+            + "; they may no longer hold."
+        )
+    if result.cheaper_outside:
+        from planner.offer_query import scope_words
+
+        where = scope_words(result.scope)
+        notes.append(
+            f"Cheaper outside {where}: "
+            + "; ".join(
+                f"{o.gpu_model} {o.provider} {o.region} CNY {money(o.cny_per_gpu_hour)}/GPU-h"
+                for o in result.cheaper_outside
+            )
+            + " (use --scope all)."
+        )
     if any(r.offer and not r.offer.availability.rentable for r in ranked):
         notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
     if any(r.offer and r.offer.gpu_note for r in ranked):

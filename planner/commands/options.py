@@ -54,3 +54,18 @@ verbose_option = click.option(
     is_flag=True,
     help="Print each HTTP request (method, URL, status, bytes, time) to standard error, secrets removed.",
 )
+scope_option = click.option(
+    "--scope",
+    type=click.Choice(("mainland", "all"), case_sensitive=False),
+    help="Regions covered: mainland China, or all (Hong Kong and abroad too). Default: [quote] scope "
+    "(mainland).",
+)
+
+
+def chosen_scope(app, scope: str | None) -> str:  # noqa: ANN001 - the click context's App
+    """``--scope`` when given, else ``[quote] scope`` of the config (the one place its default lives)."""
+    from planner.offer_query import check_scope
+
+    if scope is not None:
+        return scope.lower()
+    return check_scope(str(app.config.section("quote")["scope"]), "[quote] scope in the config")

@@ -7,11 +7,14 @@ import click
 from planner.commands.arguments import Count
 from planner.commands.options import (
     billing_option,
+    chosen_scope,
     format_option,
     provider_option,
     region_option,
+    scope_option,
     variants_option,
 )
+from planner.freshness import age_cell, age_legend, prices_line, stale_warning
 from planner.output import csv_text, dumps_json, money, short, table
 from planner.pricing import Availability, JobCost, shown_total
 from planner.quote import Quote, QuoteRequest, option_dict
@@ -38,6 +41,7 @@ CSV_COLUMNS = (
     "link",
     "nvlink_gbps_bidir",
     "observed_at",
+    "age_days",
     "source",
     "from_snapshot",
     "china_variant",
@@ -90,10 +94,23 @@ CSV_COLUMNS = (
     help="Cost on each option's latest price (default), or its 30-day median or min: latest|median|min.",
 )
 @variants_option
+@scope_option
 @format_option
 @click.pass_obj
 def quote(
-    app, gpu, hours, gpu_count, days, providers, regions, billing, top, price_basis, include_variants, fmt
+    app,
+    gpu,
+    hours,
+    gpu_count,
+    days,
+    providers,
+    regions,
+    billing,
+    top,
+    price_basis,
+    include_variants,
+    scope,
+    fmt,
 ) -> None:  # noqa: ANN001, E501
     """The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
 
@@ -103,6 +120,9 @@ def quote(
     last and never recommended; totals within 0.5% (or 1 CNY) go to fewer machines, then the wider
     NVLink.
     Spot prices appear only with --billing spot. China variants only with --include-variants.
+    Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
+    named in one line. Each option shows its age; "(old)" marks a price over 90 days old, and a
+    recommendation on a price over a year old is warned about.
     Each option shows its 30-day min-median-max and trend (up, down or flat); --price-basis median or
     min costs the job on those instead of the latest price, where an option has the history.
 
@@ -112,6 +132,7 @@ def quote(
       planner quote --gpu H800 --gpus 8 --hours 300 --days 30
       planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
       planner quote --gpu RTX4090 --hours 200 --price-basis median
+      planner quote --gpu T4 --hours 100 --scope all
     """
     from planner.quote import quote as run_quote
 
@@ -126,6 +147,7 @@ def quote(
         billing=billing,
         top=top if top is not None else settings["top"],
         include_variants=include_variants,
+        scope=chosen_scope(app, scope),
         history_days=settings["history_days"],
         price_basis=price_basis
         if price_basis is not None
@@ -193,8 +215,9 @@ def render_table(result: Quote) -> str:
     lines = [f"Quote: {job.gpus} x {r.gpu} ({models}) for {job.hours:g} h over {job.days} day(s)"]
     if not result.options:
         lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
+        lines.extend(_outside_lines(result))
         return "\n".join(lines)
-    lines.append(_dates_line(result))
+    lines.append(prices_line([o.offer for o in result.options]))
     with_history = any(o.history for o in result.options)
     if job.price_basis != "latest":
         if with_history:
@@ -228,12 +251,14 @@ def render_table(result: Quote) -> str:
         *(["stock"] if with_stock else []),
         *([f"{job.history_days}d min-med-max", "trend"] if with_history else []),
         "observed",
+        "age",
         "source",
     ]
     shift = 1 if with_link else 0
     lines.append(table(rows, headers, align_right=(0, 7 + shift, 8 + shift, 9 + shift)))
     lines.append("")
     lines.extend(_recommendation_lines(result))
+    lines.extend(_outside_lines(result))
     notes = _notes(result.options)
     if notes:
         lines.append("")
@@ -243,17 +268,19 @@ def render_table(result: Quote) -> str:
     return "\n".join(lines)
 
 
-def _dates_line(result: Quote) -> str:
-    """When the options shown were priced, and how many of them come from the bundled snapshot (only
-    those: imported and refreshed prices are not the snapshot)."""
-    assert result.observed_between is not None
-    first, last = result.observed_between
-    line = f"Prices observed {first:%Y-%m-%d}" + ("" if first == last else f" to {last:%Y-%m-%d}")
-    snapshot = result.snapshot_options
-    if snapshot:
-        everyone = "all" if snapshot == len(result.options) else f"{snapshot} of {len(result.options)}"
-        line += f"; {everyone} from the bundled snapshot: run `planner refresh` for today's prices"
-    return line + "."
+def _outside_lines(result: Quote) -> list[str]:
+    """One line naming a cheaper option outside the region scope, when there is one."""
+    from planner.offer_query import scope_words
+
+    o = result.outside
+    if o is None:
+        return []
+    where = scope_words(result.query.scope)
+    return [
+        f"A cheaper option outside {where}: {o.offer.provider} {o.offer.region} {o.offer.instance_type} "
+        f"on {o.offer.billing}, CNY {shown_total(o.total_cny):,} in total "
+        f"(observed {o.offer.observed_at:%Y-%m-%d}; use --scope all)."
+    ]
 
 
 def _recommendation_lines(result: Quote) -> list[str]:
@@ -264,6 +291,7 @@ def _recommendation_lines(result: Quote) -> list[str]:
             f"Recommendation: none: {result.no_recommendation}. The cheapest, {first.offer.provider} "
             f"{first.offer.instance_type} ({first.offer.region}), is {_state(first)}: CNY "
             f"{shown_total(first.total_cny):,} in total when it can be rented again."
+            + stale_warning(first.offer)
         ]
     lines = []
     passed = result.passed_over
@@ -277,7 +305,7 @@ def _recommendation_lines(result: Quote) -> list[str]:
     lines.append(
         f"Recommendation: {o.provider} {o.instance_type} ({o.region}), {best.instances} instance(s) "
         f"on {o.billing}: CNY {shown_total(best.total_cny):,} in total, "
-        f"CNY {money(best.cny_per_gpu_hour)} per GPU-hour ({_state(best)})."
+        f"CNY {money(best.cny_per_gpu_hour)} per GPU-hour ({_state(best)})." + stale_warning(o)
     )
     if best.subscription_breakeven_hours_per_month is not None:
         lines.append(
@@ -339,13 +367,14 @@ def _row(
         *([stock_text(offer.stock, o.gpus)] if with_stock else []),
         *([history, o.history.trend if o.history else "-"] if with_history else []),
         f"{offer.observed_at:%Y-%m-%d}",
+        age_cell(offer),
         short(offer.source, 40),
     ]
 
 
 def _notes(options: tuple[JobCost, ...]) -> list[str]:
-    notes = []
     offers = [o.offer for o in options]
+    notes = age_legend(offers)
     if any(o.gpu_note for o in offers):
         notes.append(
             "* GPU model inferred, not stated by the source: "

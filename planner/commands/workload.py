@@ -14,9 +14,17 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from planner.commands.arguments import Count, Number
-from planner.commands.options import billing_option, format_option, gpu_filter_option, provider_option
+from planner.commands.options import (
+    billing_option,
+    chosen_scope,
+    format_option,
+    gpu_filter_option,
+    provider_option,
+    scope_option,
+)
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
+from planner.freshness import age_cell, age_legend, prices_line, stale_warning
 from planner.output import csv_text, dumps_json, money, short, table
 from planner.providers import MARKET_MACHINE_GPUS
 from planner.units import format_count
@@ -377,6 +385,7 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
 @gpu_filter_option
 @provider_option
 @billing_option
+@scope_option
 @format_option
 @click.pass_obj
 def plan(
@@ -388,6 +397,7 @@ def plan(
     gpus,
     providers,
     billing,
+    scope,
     fmt,
 ) -> None:  # noqa: ANN001
     """Every GPU model that can run a job, with the cheapest way to rent it, cheapest first.
@@ -398,6 +408,9 @@ def plan(
     option is marked, and so is every Pareto option (no other option is both cheaper and faster).
     Beside every multi-GPU option, the link between its GPUs: NVLink and its bandwidth (cut on the
     A800/H800), PCIe only, and the network between instances.
+    Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
+    named in one line. "(old)" marks a price over 90 days old; the Cheapest line warns when its price
+    is over a year old.
 
     \b
     For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
@@ -420,7 +433,7 @@ def plan(
     job = planning.Workload(**workload)
     job.on()  # refuse a bad workload before touching the database
     planning.check_plan_filters(gpus_max, budget, deadline_hours)
-    query = OfferQuery.build(gpus, providers, (), billing)
+    query = OfferQuery.build(gpus, providers, (), billing, scope=chosen_scope(app, scope))
     engine, loaded = app.reading_engine()
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
@@ -449,7 +462,7 @@ PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
     "total_cny", "cny_per_gpu_hour", "link", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
-    "observed_at", "source", "from_snapshot", "cny_per_million_tokens",
+    "observed_at", "age_days", "source", "from_snapshot", "cny_per_million_tokens",
 )  # fmt: skip
 
 
@@ -487,12 +500,8 @@ def render_plan(p: Plan) -> str:
         filters.append(f"done within {p.deadline_hours:g} h")
     if filters:
         lines.append("Limits: " + ", ".join(filters))
-    if p.from_snapshot:
-        first = min(o.rental.offer.observed_at for o in p.options)
-        lines.append(
-            f"Prices from the bundled snapshot (observed {first:%Y-%m-%d} to {p.as_of:%Y-%m-%d}); "
-            "run `planner refresh` for today's prices."
-        )
+    if p.options:
+        lines.append(prices_line([o.rental.offer for o in p.options]))
     if not p.options:
         lines.append(
             "No GPU with prices can run this job within the limits." if p.excluded else "No prices match."
@@ -500,7 +509,7 @@ def render_plan(p: Plan) -> str:
     else:
         rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]
         headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
-                   "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "marks"]  # fmt: skip
+                   "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "age", "marks"]  # fmt: skip
         right: tuple[int, ...] = (0, 2, 5, 10, 11)
         if m.task == "inference":
             headers.insert(10, "CNY/M tok")
@@ -519,13 +528,22 @@ def render_plan(p: Plan) -> str:
             lines += ["", "Cheapest: none can be rented now: every option is sold out or short of idle GPUs "
                       f"at its provider's last refresh (the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
         else:
-            lines += ["", f"Cheapest: {_option_line(best)}"]
+            warning = stale_warning(best.rental.offer)
+            lines += ["", f"Cheapest: {_option_line(best)}" + (f".{warning}" if warning else "")]
         if fastest is not best:
             lines.append(
                 f"Fastest:  {_option_line(fastest)}" + ("" if fastest.rental.rentable else " (sold out)")
             )
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
+    if p.outside is not None:
+        from planner.offer_query import scope_words
+
+        where = scope_words(p.scope)
+        lines.append(
+            f"A cheaper option outside {where}: {p.outside.rental.offer.region}, "
+            f"{_option_line(p.outside)}; use --scope all."
+        )
     reasons: dict[str, list[str]] = {}
     for ex in p.excluded:
         reasons.setdefault(ex.reason, []).append(ex.gpu_model)
@@ -533,6 +551,13 @@ def render_plan(p: Plan) -> str:
         lines.append(f"Left out: {', '.join(models)}: {reason}.")
     if p.unpriced:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
+    if p.priced_outside_only:
+        from planner.offer_query import scope_words
+
+        lines.append(
+            f"Priced only outside {scope_words(p.scope)}: {', '.join(p.priced_outside_only)} (--scope all "
+            "plans them)."
+        )
     if p.options:
         lines.append(
             (
@@ -544,6 +569,7 @@ def render_plan(p: Plan) -> str:
             )
             + " (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
         )
+    lines.extend(age_legend([o.rental.offer for o in p.options]))
     if any(o.rental.gpus > 1 for o in p.options):
         lines.append(
             "'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a "
@@ -575,6 +601,7 @@ def _plan_table_row(rank: int, o: Any) -> list[str]:
         money(r.cny_per_gpu_hour),
         r.history.trend if r.history else "-",
         f"{r.offer.observed_at:%Y-%m-%d}",
+        age_cell(r.offer),
         marks,
     ]
 
