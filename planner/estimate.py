@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from planner.errors import UsageError
 from planner.inference import (
+    ServingLayout,
     decode_step_seconds,
     decode_tokens_per_s,
-    is_serving_count,
+    layout_for_count,
     prefill_tokens_per_s,
-    serving_gpus,
+    serving_layout,
     weight_bytes_read,
 )
 from planner.memory import (
@@ -74,26 +75,32 @@ TRAIN_ATTENTION_FLOPS = 12
 INFERENCE_ATTENTION_FLOPS = 4
 
 # --- Utilisation (MFU) by GPU generation, scale and task, calibrated on published runs ---
-# docs/calibration.md lists the 24 runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
+# docs/calibration.md lists the runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
 # DeepSeek LLM/V2/V3) and tests/test_calibration.py recomputes it. MFU here is the throughput while
 # training; restarts, evaluation and checkpointing come on top (DEFAULT_OVERHEAD).
-SCALE_BANDS: tuple[tuple[float, str], ...] = ((3e9, "<3B"), (20e9, "3-20B"), (100e9, "20-100B"))
-LARGEST_BAND = ">=100B"
-PRETRAIN_MFU: dict[str, dict[str, float]] = {
+# Each generation's pretraining MFU is a curve through (active parameters, MFU) anchors, linear in
+# log(active parameters) between them and flat beyond the ends (``pretrain_mfu``): a step between
+# scale bands made a 2.9B model cost more GPU-hours than a 3.0B one. Every slope is below the MFU itself,
+# so N / MFU(N), and with it the GPU-hours at fixed tokens, never falls as N grows.
+PRETRAIN_MFU_ANCHORS: dict[str, tuple[tuple[float, float], ...]] = {
     # A100/A800 runs show no trend with size: LLaMA 7-65B 0.46-0.55, Llama 2 0.43-0.46, MPT-7B 0.39,
     # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
     # included): 0.46 before the 10% overhead is the middle.
-    "ampere": {"<3B": 0.46, "3-20B": 0.46, "20-100B": 0.46, ">=100B": 0.46},
-    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth): Llama 3.2 1B implies
-    # 0.07, Llama 3.2 3B 0.15, Llama 3/3.1 8B 0.18-0.20, Llama 3/3.1 70B 0.29-0.32, DeepSeek 67B 0.41,
-    # Llama 3.1 405B 0.37 (overhead included).
-    "hopper": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
+    "ampere": ((1e9, 0.46),),
+    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth). Llama 3/3.1 8B imply
+    # 0.19-0.22, the 70B models 0.32-0.35 (DeepSeek 67B 0.45), Llama 3.1 405B 0.41 (overhead included).
+    # The 20B anchor is set by the DeepSeek-V2/V3 runs (21B/37B active, with the MoE factor); there is no
+    # dense Hopper run between 8B and 67B. Below 8B the only published runs (Llama 3.2 1B/3B) include
+    # distillation from larger models, so the floor is not fitted to them: 0.15 is the least that keeps
+    # an H100 as fast per token as an A100 (0.46 × 312 / 989 TFLOPS = 0.145), which a GPU with 3x the
+    # compute and 1.6x the bandwidth is.
+    "hopper": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
     # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
     # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
     # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
-    "blackwell": {"<3B": 0.09, "3-20B": 0.21, "20-100B": 0.36, ">=100B": 0.41},
-    "ada": {"<3B": 0.35, "3-20B": 0.35, "20-100B": 0.35, ">=100B": 0.35},
-    "volta": {"<3B": 0.25, "3-20B": 0.25, "20-100B": 0.25, ">=100B": 0.25},
+    "blackwell": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
+    "ada": ((1e9, 0.35),),
+    "volta": ((1e9, 0.25),),
 }
 # GPU families by generation. The H20 keeps Hopper's memory and NVLink with 15% of its compute, so its
 # kernels are not starved the way an H100's are: it takes the Ampere figures (assumption).
@@ -116,7 +123,7 @@ GENERATIONS: dict[str, tuple[str, ...]] = {
     "volta": ("V100", "T4", "P100", "P40", "P4", "RTX2080TI"),
 }
 # Fine-tuning and inference on A100-class GPUs. Fine-tuning on other generations scales by their
-# pretraining figure over Ampere's at the same scale; inference is not scaled.
+# pretraining curve over Ampere's at the same active parameters; inference is not scaled.
 TASK_MFU: dict[tuple[str, str], float] = {
     ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
     ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
@@ -195,6 +202,8 @@ class Estimate:
     usable_memory_fraction: float | None = None  # share of each GPU's memory counted as usable
     gpus_needed: int | None = None  # None with a GPU: no count holds it (ZeRO stage below 3; see notes)
     gpus: int | None = None  # GPUs the time is computed on (the user's K, else gpus_needed)
+    tensor_parallel: int | None = None  # inference: GPUs per pipeline stage (splitting the heads)
+    pipeline_stages: int | None = None  # inference: consecutive groups of layers (1 = none)
     fits: bool | None = None  # whether `gpus` hold memory_gb
     per_gpu_gb: float | None = None  # memory on each of `gpus_needed` GPUs
     flops: float | None = None
@@ -252,7 +261,8 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
         "overhead": "1.5 GB" if task == "inference" else "10% of the rest",
         "gpus_needed": "ceil(memory_gb / (GPU memory × usable fraction))"
         + (
-            ", rounded up to 1, 2, 4, 8 or a multiple of 8 (tensor parallelism)"
+            ", rounded up to a serving split: tensor parallelism over 1, 2, 4 or 8 GPUs that divide the "
+            "attention heads (KV heads divide, or are replicated over a multiple of them), then pipeline stages"
             if task == "inference"
             else ""
         ),
@@ -290,8 +300,10 @@ def explain(e: Estimate) -> dict[str, str]:
         out["gpus_needed"] = (
             f"ceil({e.memory_gb:.1f} / ({e.gpu_memory_gb:g} × {e.usable_memory_fraction:g})) = {held}"
         )
-        if held != e.gpus_needed:
-            out["gpus_needed"] += f" → {e.gpus_needed} (tensor parallelism: 1, 2, 4, 8, then multiples of 8)"
+        if e.task == "inference":
+            layout = serving_layout(held, *_heads(e))
+            if layout.gpus != held or layout.pipeline_stages > 1:
+                out["gpus_needed"] += f" → {e.gpus_needed} ({layout.describe()})"
     if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
         per = 2 if e.task == "inference" else 6
         out["flops"] = (
@@ -326,9 +338,16 @@ def generation(gpu: GpuModel) -> str:
     return next((g for g, families in GENERATIONS.items() if family in families), "ampere")
 
 
-def scale_band(active_params: float) -> str:
-    """The PRETRAIN_MFU column for a model computing with ``active_params`` per token."""
-    return next((band for limit, band in SCALE_BANDS if active_params < limit), LARGEST_BAND)
+def pretrain_mfu(gen: str, active_params: float) -> float:
+    """Pretraining MFU of generation ``gen`` at ``active_params``: linear in log(active parameters)
+    between the PRETRAIN_MFU_ANCHORS, flat beyond the first and last anchor."""
+    anchors = PRETRAIN_MFU_ANCHORS[gen]
+    if active_params <= anchors[0][0]:
+        return anchors[0][1]
+    for (n0, m0), (n1, m1) in zip(anchors, anchors[1:], strict=False):
+        if active_params <= n1:
+            return m0 + (m1 - m0) * math.log(active_params / n0) / math.log(n1 / n0)
+    return anchors[-1][1]
 
 
 def has_fp8(gpu: GpuModel) -> bool:
@@ -341,10 +360,10 @@ def default_mfu_and_source(
 ) -> tuple[float, str]:
     """The default MFU and a few words on how it was chosen (generation, scale, task, MoE, FP8)."""
     check_task(task)
-    cls, gen, band = gpu_class(gpu), generation(gpu), scale_band(active_params)
-    table = PRETRAIN_MFU[gen]
+    cls, gen = gpu_class(gpu), generation(gpu)
+    scale = f"{format_count(active_params)} active parameters"
     if task == "pretrain" and cls == "datacenter":
-        mfu, how = table[band], f"pretraining on {gen} GPUs at {band} active parameters"
+        mfu, how = pretrain_mfu(gen, active_params), f"pretraining on {gen} GPUs at {scale}"
     elif task == "inference":
         # Serving runs on one tensor-parallel group, not a training cluster: no generation scaling.
         mfu, how = (
@@ -352,8 +371,8 @@ def default_mfu_and_source(
             f"inference on {'consumer' if cls == 'consumer' else 'data-centre'} GPUs",
         )
     elif cls == "datacenter":
-        ratio = table[band] / PRETRAIN_MFU["ampere"][band]
-        mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {band}"
+        ratio = pretrain_mfu(gen, active_params) / pretrain_mfu("ampere", active_params)
+        mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {scale}"
     else:
         mfu, how = TASK_MFU[(task, cls)], f"{task} on consumer GPUs"
     if moe and task != "inference":
@@ -550,19 +569,21 @@ def _on_gpu(
     usable = USABLE_MEMORY_FRACTION[result.task]
     notes: list[str] = list(result.notes)
     needed: int | None
-    raw: int | None = None  # inference: the GPUs that hold it before rounding to a tensor-parallel count
+    raw: int | None = None  # inference: the GPUs that hold it before rounding to a serving layout
+    layout: ServingLayout | None = None
     if result.task == "inference":
         raw = gpus_needed(result.memory_gb, gpu.memory_gb, usable)
-        needed = serving_gpus(raw)
-        if needed != raw:
-            notes.append(
-                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
-                f"multiple of 8 GPUs: {needed}"
-            )
-        if gpus is not None and not is_serving_count(gpus):
-            notes.append(
-                f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
-            )
+        layout = serving_layout(raw, *_heads(result))
+        needed = layout.gpus
+        _serving_notes(result, raw, layout, notes)
+        if gpus is not None:
+            layout = layout_for_count(gpus, *_heads(result))
+            if layout is None:
+                notes.append(
+                    f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
+                )
+            elif layout.pipeline_stages > 1 and result.model:
+                notes.append(f"{gpus} GPUs serve {result.model} as {layout.describe()}")
     else:
         needed = _training_gpus(result, gpu, usable, notes)
     k = gpus or needed
@@ -596,7 +617,12 @@ def _on_gpu(
         usable_memory_fraction=usable,
         gpus_needed=needed,
         gpus=k,
-        fits=needed is not None and k is not None and k >= needed,
+        fits=needed is not None
+        and k is not None
+        and k >= (raw or needed)
+        and (result.task != "inference" or layout is not None),
+        tensor_parallel=layout.tensor_parallel if layout else None,
+        pipeline_stages=layout.pipeline_stages if layout else None,
         per_gpu_gb=_per_gpu_gb(result, needed) if needed else None,
         mfu=mfu,
         mfu_source=source,
@@ -605,7 +631,7 @@ def _on_gpu(
     if result.precision == "bf16" and not gpu.has_bf16:
         notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
     if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
-        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1)
+        tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1, layout.pipeline_stages if layout else 1)
         fields.update(
             tokens_per_gpu_s=tps,
             prefill_tokens_per_gpu_s=prefill_tokens_per_s(result.flops_per_token or 1.0, peak, mfu),
@@ -625,6 +651,37 @@ def _on_gpu(
             fields["bound"] = "compute"
         fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
+
+
+def _heads(result: Estimate) -> tuple[int | None, int | None]:
+    """(attention heads, KV heads) a serving split must divide: a catalog model's; none for --params,
+    whose heads are assumed to split over 1, 2, 4, 8 or a multiple of 8 GPUs."""
+    if result.model is None:
+        return None, None
+    return result.shape.heads, result.shape.kv_heads
+
+
+def _serving_notes(result: Estimate, raw: int, layout: ServingLayout, notes: list[str]) -> None:
+    """Say how a model is split for serving when the count is not simply the GPUs that hold it."""
+    if result.model is None:
+        if layout.gpus != raw:
+            notes.append(
+                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
+                f"multiple of 8 GPUs: {layout.gpus} (assumed: its heads divide evenly; --model checks them)"
+            )
+        return
+    heads, kv_heads = result.shape.heads, result.shape.kv_heads
+    if layout.pipeline_stages > 1:
+        notes.append(
+            f"{raw} GPUs would hold it; {result.model}'s {heads} attention heads ({kv_heads} KV heads) split "
+            f"evenly over at most {layout.tensor_parallel} GPUs, so it needs pipeline parallelism: "
+            f"{layout.describe()} = {layout.gpus} GPUs"
+        )
+    elif layout.gpus != raw:
+        notes.append(
+            f"{raw} GPUs would hold it, but tensor parallelism needs a count that splits {result.model}'s "
+            f"{heads} attention heads ({kv_heads} KV heads) evenly: {layout.gpus}"
+        )
 
 
 def _per_gpu_gb(result: Estimate, gpus: int) -> float:
@@ -651,7 +708,9 @@ def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[s
     return max(1, math.ceil((result.memory_gb - whole) / room - 1e-9))
 
 
-def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus: int) -> tuple[float, str]:
+def _decode_rate(
+    result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus: int, stages: int
+) -> tuple[float, str]:
     """Generated tokens per second per GPU, and what bounds it (planner.inference). KV at full context."""
     bytes_per_param = BYTES_PER_PARAM[result.precision]
     weights = weight_bytes_read(result.params, result.active_params, result.batch, bytes_per_param)
@@ -667,6 +726,7 @@ def _decode_rate(result: Estimate, gpu: GpuModel, peak: float, mfu: float, gpus:
         mfu,
         gpus,
         result.shape.layers,
+        stages,
     )
     _, bound = decode_step_seconds(*args)
     return decode_tokens_per_s(*args), bound

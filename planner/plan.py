@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from planner import catalog
 from planner.errors import UsageError
 from planner.estimate import Estimate, NoFp8Error, estimate
-from planner.inference import cny_per_million_tokens, paid_cny_per_gpu_hour, serving_gpus
+from planner.inference import (
+    cny_per_million_tokens,
+    job_cny_per_million_tokens,
+    paid_cny_per_gpu_hour,
+    serving_gpus,
+)
 from planner.pricing import (
     MAX_GPUS,
     MAX_HOURS,
@@ -83,7 +88,10 @@ class PlanOption:
     gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
     fastest: bool = False
     pareto: bool = False  # no other option is both cheaper and faster
-    cny_per_million_tokens: float | None = None  # inference: planner.inference.cny_per_million_tokens
+    # Inference: CNY per million generated tokens in this job (its total ÷ tokens, the ranking) and in
+    # steady state (the paid GPU-hour rate, without the unused part of whole periods).
+    cny_per_million_tokens_job: float | None = None
+    cny_per_million_tokens_steady_state: float | None = None
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -110,7 +118,8 @@ class PlanOption:
             "nvlink_gbps_bidir": nvlink,
             "fastest": self.fastest,
             "pareto": self.pareto,
-            "cny_per_million_tokens": self.cny_per_million_tokens,
+            "cny_per_million_tokens_job": self.cny_per_million_tokens_job,
+            "cny_per_million_tokens_steady_state": self.cny_per_million_tokens_steady_state,
             "rental": rental_dict(self.rental),
         }
 
@@ -203,7 +212,8 @@ def plan(
     time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
     over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options. With a region
     scope, the same plan over the offers outside it gives ``outside``: its first rentable option, when
-    that beats the cheapest inside (per million tokens for inference, else on the total).
+    that beats the cheapest inside on the total (for inference, the same as this job's CNY per million
+    tokens).
     """
     if workload.tokens is None:
         raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
@@ -281,25 +291,35 @@ def _options(
             excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             on = workload.on(model, best.gpus)
-            options.append(PlanOption(on, best, needed, cny_per_million_tokens=per_million_tokens(on, best)))
-    options = rank(options, lambda o: o.rental)
-    if workload.task == "inference":  # serving: cheapest per token first, rentable first still
-        options.sort(key=lambda o: (not o.rental.rentable, o.cny_per_million_tokens or math.inf))
-    return options
+            job, steady = per_million_tokens(on, best)
+            options.append(
+                PlanOption(
+                    on,
+                    best,
+                    needed,
+                    cny_per_million_tokens_job=job,
+                    cny_per_million_tokens_steady_state=steady,
+                )
+            )
+    # By total; for inference that is by this job's CNY per million tokens (total ÷ tokens), so the two agree.
+    return rank(options, lambda o: o.rental)
 
 
 def _order_key(option: PlanOption) -> tuple:
-    """What plan ranks by: CNY per million tokens for inference, else the total."""
-    per_m = option.cny_per_million_tokens
-    return (per_m if per_m is not None else math.inf, option.rental.total_cny)
+    """What plan ranks by: the total (for inference the same order as this job's CNY per million tokens,
+    the total ÷ the tokens)."""
+    return (option.rental.total_cny,)
 
 
-def per_million_tokens(e: Estimate, rental: JobCost) -> float | None:
-    """Inference: CNY per million generated tokens at the rental's paid GPU-hour rate (None for training)."""
+def per_million_tokens(e: Estimate, rental: JobCost) -> tuple[float | None, float | None]:
+    """Inference: (CNY per million generated tokens in this job, in steady state); (None, None) for
+    training. See planner.inference.job_cny_per_million_tokens and cny_per_million_tokens."""
     if e.task != "inference" or e.gpu_hours is None or not e.tokens:
-        return None
+        return None, None
     rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
-    return cny_per_million_tokens(rate, e.gpu_hours, e.tokens)
+    return job_cny_per_million_tokens(rental.total_cny, e.tokens), cny_per_million_tokens(
+        rate, e.gpu_hours, e.tokens
+    )
 
 
 def check_plan_filters(
@@ -345,8 +365,9 @@ def _work_for(
     needed = base.gpus_needed or 1
     if deadline is not None:
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
-        if workload.task == "inference":
-            needed = serving_gpus(needed)
+        if workload.task == "inference":  # a catalog model's heads must split evenly (planner.inference)
+            heads = (base.shape.heads, base.shape.kv_heads) if base.model else (None, None)
+            needed = serving_gpus(needed, *heads)
     if gpus_max is not None and needed > gpus_max:
         why = (
             f"to finish in {deadline:g} h"

@@ -165,20 +165,26 @@ def per_gpu_hour_key(offer: Offer) -> tuple:
 def cheapest_by_model(
     conn: Connection, offers: Iterable[Offer], candidates: int = STOCK_CANDIDATES
 ) -> dict[str, Offer]:
-    """Per GPU model, the offer with the lowest list price per GPU-hour that can be rented now (stock
-    read in one bounded query for the ``candidates`` cheapest of each model); the cheapest when none
-    of them can. The rule ``gpus --value`` and the report's cheapest table share."""
-    by_model: dict[str, list[Offer]] = {}
+    """Per GPU model, the offer with the lowest list price per GPU-hour that can be rented now; the
+    cheapest when none can. Stock is read ``candidates`` offers of each model at a time, in one query
+    a round, and further only for the models whose offers read so far cannot be rented. The rule
+    ``gpus --value`` and the report's cheapest table share."""
+    pending: dict[str, list[Offer]] = {}
     for offer in offers:
-        by_model.setdefault(offer.gpu_model, []).append(offer)
-    chosen = [o for found in by_model.values() for o in sorted(found, key=per_gpu_hour_key)[:candidates]]
-    stocked: dict[str, list[Offer]] = {}
-    for offer in with_stock(conn, chosen):
-        stocked.setdefault(offer.gpu_model, []).append(offer)
-    return {
-        model: next((o for o in found if o.availability.rentable), found[0])
-        for model, found in stocked.items()
-    }
+        pending.setdefault(offer.gpu_model, []).append(offer)
+    pending = {model: sorted(found, key=per_gpu_hour_key) for model, found in pending.items()}
+    first: dict[str, Offer] = {}
+    rentable: dict[str, Offer] = {}
+    start = 0
+    while pending:
+        chosen = [o for found in pending.values() for o in found[start : start + candidates]]
+        for offer in with_stock(conn, chosen):  # in the order given: cheapest first per model
+            first.setdefault(offer.gpu_model, offer)
+            if offer.gpu_model not in rentable and offer.availability.rentable:
+                rentable[offer.gpu_model] = offer
+        start += candidates
+        pending = {m: found for m, found in pending.items() if m not in rentable and len(found) > start}
+    return {model: rentable.get(model, offer) for model, offer in first.items()}
 
 
 def cheapest_offers(conn: Connection, query: OfferQuery, fx: Mapping[str, object]) -> dict[str, Offer]:
@@ -297,7 +303,9 @@ class JobCost:
 
     @property
     def availability(self) -> Availability:
-        return availability(self.offer.stock, self.job.gpus)
+        """Can the GPUs paid for be rented now? Whole instances need all their GPUs idle, not only
+        the job's (a 1-GPU job on an 8-GPU instance needs 8 idle cards)."""
+        return availability(self.offer.stock, self.instances * self.offer.gpus_per_instance)
 
     @property
     def rentable(self) -> bool:

@@ -360,5 +360,5 @@ def test_explain_traces_every_number():
     assert e.mfu_source == "given"
     assert (
         estimate(7e9, "full", tokens=1e9, gpu=A100).mfu_source
-        == "default for full on ampere data-centre GPUs at 3-20B"
+        == "default for full on ampere data-centre GPUs at 7.0B active parameters"
     )

@@ -103,8 +103,8 @@ def test_fp8_training_runs_at_the_fp8_peak_only_where_there_is_one():
     bf16 = estimate(model="qwen3-8b", task="pretrain", tokens=1e12, gpu=H800)
     fp8 = estimate(model="qwen3-8b", task="pretrain", tokens=1e12, gpu=H800, precision="fp8")
     assert fp8.peak_tflops == 2 * bf16.peak_tflops == 1978
-    assert fp8.mfu == pytest.approx(bf16.mfu * 0.7)
-    assert fp8.gpu_hours == pytest.approx(bf16.gpu_hours / 1.4)
+    assert fp8.mfu == pytest.approx(bf16.mfu * 0.7, abs=1e-4)  # rounded to 4 places
+    assert fp8.gpu_hours == pytest.approx(bf16.gpu_hours / 1.4, rel=1e-3)
     assert estimate(
         model="qwen3-8b", task="lora", tokens=1e9, gpu=RTX4090, precision="fp8"
     ).peak_tflops == pytest.approx(330.4)
@@ -119,7 +119,7 @@ def test_mfu_depends_on_generation_scale_task_and_moe():
         < default_mfu("pretrain", H800, 70e9)
         < default_mfu("pretrain", H800, 400e9)
     )
-    assert default_mfu("pretrain", H800, 70e9, moe=True) == pytest.approx(0.36 * 0.75)
+    assert default_mfu("pretrain", H800, 70e9, moe=True) == pytest.approx(0.36 * 0.75, abs=1e-4)
     assert default_mfu("qlora", A100) == 0.35  # the measured 7B QLoRA run on one A100
     assert default_mfu("pretrain", get_model("H20-96GB"), 7e9) == 0.46  # compute-light Hopper
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from decimal import Decimal
 
 import pytest
@@ -38,11 +39,13 @@ def gpu_hours(peak_tflops: float, mfu: float) -> float:
     return FLOPS / (peak_tflops * 1e12 * mfu * 3600)
 
 
-# LoRA MFU: 0.10 on consumer cards; 0.40 on Ampere, scaled by the generation's pretraining MFU at 3-20B
-# over Ampere's (planner.estimate): Hopper 0.21/0.46, Volta/Turing 0.25/0.46.
+# LoRA MFU: 0.10 on consumer cards; 0.40 on Ampere, scaled by the generation's pretraining MFU at 7B
+# over Ampere's (planner.estimate): Hopper's curve between 1B 0.15 and 8B 0.21, linear in log N, over
+# 0.46; Volta/Turing 0.25/0.46.
+HOPPER_7B = 0.15 + (0.21 - 0.15) * math.log(7) / math.log(8)  # 0.2061
 RTX4090_H = gpu_hours(165.2, 0.10)  # 763.8
 A100_H = gpu_hours(312, 0.40)  # 101.1
-H800_H = gpu_hours(989, round(0.40 * 0.21 / 0.46, 4))  # 69.9
+H800_H = gpu_hours(989, round(0.40 * HOPPER_7B / 0.46, 4))  # 71.2
 T4_H = gpu_hours(65, round(0.40 * 0.25 / 0.46, 4))  # 893 GPU-hours, on 2 GPUs (17.3 GB > 16 GB)
 
 ROWS = [

@@ -66,6 +66,16 @@ def test_an_offer_is_judged_for_one_instance_and_a_job_for_its_gpus():
     assert four.availability is Availability.AVAILABLE and four.rentable
 
 
+def test_a_small_job_on_a_whole_instance_needs_every_gpu_of_it_idle():
+    """A 1-GPU job on an 8-GPU instance rents all 8: 5 idle cards in the pool are not enough (a review
+    found the rule compared the job's GPUs, so a PPIO x8 with 5 idle looked rentable)."""
+    whole = offer(gpus_per_instance=8.0, stock=stock("available", 5, 40))
+    assert job_cost(whole, Job.check(1, 10)).availability is Availability.SHORT
+    assert job_cost(whole, Job.check(1, 10)).availability is whole.availability
+    two = job_cost(offer(gpus_per_instance=2.0, stock=stock("available", 3, 40)), Job.check(3, 10))
+    assert (two.instances, two.availability) == (2, Availability.SHORT)  # 2 x 2 = 4 idle needed, 3 there
+
+
 def test_tiers_are_paid_like_tax_brackets_and_named():
     tiers = [(96, Decimal(20)), (360, Decimal(10))]
     total, used = tier_uses(Decimal(30), tiers, Decimal(500))

@@ -186,3 +186,38 @@ def test_quote_header_never_says_snapshot_for_imported_prices(run_cli, tmp_path)
     out = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
     assert out.splitlines()[1] == "Prices observed 2026-10-01 to 2026-11-01."
     assert "snapshot" not in out
+
+
+def test_cheapest_by_model_reads_past_a_run_of_sold_out_offers(engine):
+    """Six H800 offers whose five cheapest are sold out: gpus --value and the report name the sixth,
+    which can be rented, not the cheapest sold-out one (stock is read a few offers at a time)."""
+    from db import store
+    from planner.config import load_config
+    from planner.offer_query import OfferQuery
+    from planner.pricing import STOCK_CANDIDATES, cheapest_by_model, latest_offers
+
+    keys = [("autodl", f"region-{i}", f"H800-{i}") for i in range(STOCK_CANDIDATES + 1)]
+    now = store.utcnow()
+    with engine.begin() as conn:
+        run = store.start_run(conn, "autodl", "refresh")
+        ids = store.upsert_instances(conn, [store.InstanceRow(*key, "H800-80GB", 1) for key in keys])
+        price = [Decimal("8.1") + Decimal(i) / 10 for i in range(len(keys))]
+        store.insert_prices(
+            conn,
+            [
+                store.PriceRow(k, "on_demand", p, "CNY", "hour", p, now)
+                for k, p in zip(keys, price, strict=True)
+            ],
+            ids,
+            run,
+        )
+        stock = [store.AvailabilityRow(k, "on_demand", now, "sold_out") for k in keys[:-1]]
+        stock.append(store.AvailabilityRow(keys[-1], "on_demand", now, "available"))
+        store.insert_availability(conn, stock, ids, run)
+        store.finish_run(conn, run, "ok")
+    fx = load_config(env={}).section("fx")
+    with engine.connect() as conn:
+        offers = latest_offers(conn, OfferQuery.build(gpus=("H800",)), fx, stock=False)
+        best = cheapest_by_model(conn, offers)
+    assert best["H800-80GB"].instance_type == keys[-1][2]
+    assert best["H800-80GB"].availability.rentable

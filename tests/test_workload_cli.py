@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from decimal import Decimal
 
@@ -166,9 +167,10 @@ def lora_hours(peak: float, mfu: float) -> float:
     return FLOPS_PER_TOKEN_7B * 1e9 / (peak * 1e12 * mfu * 3600)
 
 
-# LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 3-20B over
-# Ampere's 0.46: Hopper 0.21, Volta/Turing 0.25 (planner.estimate).
-H800_LORA_MFU, T4_LORA_MFU = round(0.40 * 0.21 / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
+# LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 7B over
+# Ampere's 0.46: Hopper's curve from 1B 0.15 to 8B 0.21, linear in log N; Volta/Turing 0.25 (planner.estimate).
+HOPPER_7B = 0.15 + (0.21 - 0.15) * math.log(7) / math.log(8)  # 0.2061
+H800_LORA_MFU, T4_LORA_MFU = round(0.40 * HOPPER_7B / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
 
 
 def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
@@ -198,7 +200,7 @@ def test_plan_table_and_csv(run_cli, tmp_path):
     assert (
         "Cheapest: 2 x T4-16GB for 446.5 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
     )
-    assert "Fastest:  8 x H800-80GB for 8.7 h" in table
+    assert f"Fastest:  8 x H800-80GB for {lora_hours(989, H800_LORA_MFU) / 8:.1f} h" in table
     assert "Pareto (no other option is both cheaper and faster): T4-16GB, A100-80GB, H800-80GB" in table
     assert "fastest, pareto" in table
     t4_row, h800_row = plan_cells(table, "T4-16GB"), plan_cells(table, "H800-80GB")
@@ -617,13 +619,21 @@ def test_plan_inference_ranks_by_cny_per_million_tokens(run_cli, tmp_path):
     )
     assert result.exit_code == 0, result.output
     options = json.loads(result.output)["options"]
-    per_m = [o["cny_per_million_tokens"] for o in options]
+    per_m = [o["cny_per_million_tokens_job"] for o in options]
     assert per_m == sorted(per_m) and all(p > 0 for p in per_m)
-    totals = [float(o["total_cny"]) for o in options]
-    assert totals != sorted(totals)  # the monthly L20 ranks on its per-token cost, not its total
+    # This job's figure is the total over the tokens: the ranking and the total agree.
+    for o in options:
+        assert o["cny_per_million_tokens_job"] == pytest.approx(
+            float(o["total_cny"]) / 10, abs=0.001
+        )  # cents
+    monthly = next(o for o in options if o["rental"]["billing"] == "monthly")
+    # The steady state spreads the month over its 730 hours: less than this 10M-token job pays.
+    assert monthly["cny_per_million_tokens_steady_state"] < monthly["cny_per_million_tokens_job"]
+    assert "cny_per_million_tokens" not in monthly
     text = run_cli("plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M").output
-    assert "CNY/M tok" in text and "Ranked by CNY per million generated tokens" in text
-    assert "1, 2, 4, 8 or multiples of 8" in text
+    assert "CNY/M tok (this job)" in text and "CNY/M tok (steady state)" in text
+    assert "Ranked by CNY per million generated tokens in this job" in text
+    assert "tensor parallelism can split the heads over" in text
 
 
 def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):

@@ -462,7 +462,8 @@ PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
     "total_cny", "cny_per_gpu_hour", "link", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
-    "observed_at", "age_days", "source", "from_snapshot", "cny_per_million_tokens",
+    "observed_at", "age_days", "source", "from_snapshot", "cny_per_million_tokens_job",
+    "cny_per_million_tokens_steady_state",
 )  # fmt: skip
 
 
@@ -482,10 +483,15 @@ def _plan_row(rank: int, o: Any) -> dict[str, Any]:
         fastest=o.fastest,
         pareto=o.pareto,
         trend=r.history.trend if r.history else None,
-        cny_per_million_tokens=o.cny_per_million_tokens,
+        cny_per_million_tokens_job=o.cny_per_million_tokens_job,
+        cny_per_million_tokens_steady_state=o.cny_per_million_tokens_steady_state,
     )
     row["link"], row["nvlink_gbps_bidir"] = o.link
     return row
+
+
+def _per_m(cny: float | None) -> str:
+    return f"{cny:,.2f}" if cny is not None else "-"
 
 
 def render_plan(p: Plan) -> str:
@@ -512,15 +518,18 @@ def render_plan(p: Plan) -> str:
                    "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "age", "marks"]  # fmt: skip
         right: tuple[int, ...] = (0, 2, 5, 10, 11)
         if m.task == "inference":
-            headers.insert(10, "CNY/M tok")
+            headers[10:10] = ["CNY/M tok (this job)", "CNY/M tok (steady state)"]
             for row, o in zip(rows, p.options, strict=True):
-                per_m = o.cny_per_million_tokens
-                row.insert(10, f"{per_m:,.2f}" if per_m is not None else "-")
-            right = (0, 2, 5, 10, 11, 12)
+                row[10:10] = [
+                    _per_m(o.cny_per_million_tokens_job),
+                    _per_m(o.cny_per_million_tokens_steady_state),
+                ]
+            right = (0, 2, 5, 10, 11, 12, 13)
             lines.append(
-                "Ranked by CNY per million generated tokens (GPU-hour price × GPU-hours per token), then by "
-                f"total; decode at batch {m.batch}, context {m.seq_len} (raise --batch for a busier server). "
-                "Serving GPU counts are 1, 2, 4, 8 or multiples of 8, what tensor parallelism can split."
+                "Ranked by CNY per million generated tokens in this job (total ÷ tokens, whole billing periods "
+                "included); steady state is the paid GPU-hour price × GPU-hours per token, what a server kept "
+                f"busy all period pays. Decode at batch {m.batch}, context {m.seq_len} (raise --batch for a "
+                "busier server). Serving GPU counts are what tensor parallelism can split the heads over."
             )
         lines += ["", table(rows, headers, align_right=right)]
         best, fastest = p.cheapest, next(o for o in p.options if o.fastest)
