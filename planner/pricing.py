@@ -328,7 +328,8 @@ class JobCost:
         """(interconnect label, NVLink GB/s in use) of the job's GPUs; see ``link_between``."""
         o = self.offer
         listing = o.provider in MARKETPLACES
-        return link_between(catalog.get_model(o.gpu_model), int(o.gpus_per_instance), self.instances, listing)
+        model = catalog.get_model(o.gpu_model)
+        return link_between(model, int(o.gpus_per_instance), self.instances, listing, o.instance_type)
 
     def total_at(self, unit_price: Decimal) -> Decimal:
         """The total at another unit price, unrounded: every part of it, tiers included (they keep

@@ -179,3 +179,19 @@ def test_a_job_is_checked_once():
             Job.check(**bad)  # type: ignore[arg-type]
     assert Job.of_work(offer(gpus_per_instance=8.0), 800, 3) == Job(8, 100.0, 5)
     assert Job.of_work(offer(gpus_per_instance=0.5), 10, 1) is None  # a vGPU slice
+
+
+def test_the_link_comes_from_the_instance_where_it_says_more_than_the_model():
+    """An instance named PCIe has no NVLink, and a bridge joins pairs only (review findings: an
+    AutoDL A100-PCIE-40GB showed NVLink 600 GB/s, and 8 bridged RTX 3090s one NVLink domain)."""
+    from planner import catalog
+    from planner.interconnect import link_between
+
+    a100, rtx3090 = catalog.get_model("A100-40GB"), catalog.get_model("RTX3090-24GB")
+    assert link_between(a100, 1, 3, True, "A100-PCIE-40GB") == ("PCIe only (one machine)", None)
+    assert link_between(a100, 8, 1, False, "gn7-c12g1.24xlarge")[1] == a100.nvlink_gbps_bidir
+    two, eight = link_between(rtx3090, 1, 2, True), link_between(rtx3090, 1, 8, True)
+    assert two[1] == rtx3090.nvlink_gbps_bidir and "(pairs)" not in str(two[0])
+    assert eight == (catalog.interconnect_label(rtx3090) + " (pairs) + PCIe (one machine)", None)
+    pcie = job_cost(offer(instance_type="A100-PCIE-40GB", provider="autodl"), Job.check(2, 10))
+    assert pcie.link == ("PCIe only (one machine)", None) and not pcie.one_nvlink_domain
