@@ -3,8 +3,8 @@
 ``db.store.insert_prices`` (a refresh: one batch of PriceRows) and ``planner import`` (a file of any
 length, in batches inside one transaction) both come here, so the rules are the same: one observation
 per instance, billing mode and day, the first of a batch winning; ``changed`` counted against the
-latest earlier observation of each series. Values are bound the way SQLAlchemy binds them, without
-building a parameter dictionary per row (see ``_PriceValues``).
+latest earlier observation of each series. Records are ``db.records.PriceRecord``. Values are bound
+the way SQLAlchemy binds them, without building a parameter dictionary per row (see ``_PriceValues``).
 """
 
 from __future__ import annotations
@@ -20,27 +20,11 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from db.queries import latest_rows, uses_lateral
+from db.records import InstanceKey, PriceChange, PriceRecord, StoreCounts, chunks
 from db.schema import instances, prices
-from db.store import InstanceKey, PriceChange, StoreCounts, _chunks
 
 SIX_PLACES = Decimal("0.000001")  # what prices.price keeps
 
-# A checked price as a plain tuple, the bulk form of PriceRow (a file import builds a million of them):
-# (instance, billing, observed_at, observed_on, price, currency, unit, cny_per_gpu_hour, source, tiers,
-# median_price).
-PriceRecord = tuple[
-    InstanceKey,
-    str,
-    dt.datetime,
-    dt.date,
-    Decimal,
-    str,
-    str,
-    Decimal,
-    str | None,
-    str | None,
-    Decimal | None,
-]
 _INSERTED = (
     "instance_id",
     "billing",
@@ -124,21 +108,21 @@ def replace_corrections(conn: Connection, corrections: Sequence[Correction], run
     day, which then belongs to ``run_id``; the caller records the old prices in the run's notes."""
     for correction in corrections:
         instance_id, billing, day = correction.key
-        _, _, observed_at, _, price, currency, unit, cny, source, tiers, median = correction.record
+        record = correction.record
         conn.execute(
             update(prices)
             .where(
                 prices.c.instance_id == instance_id, prices.c.billing == billing, prices.c.observed_on == day
             )
             .values(
-                price=price,
-                currency=currency,
-                unit=unit,
-                cny_per_gpu_hour=cny,
-                tiers=tiers,
-                median_price=median,
-                source=source,
-                observed_at=observed_at,
+                price=record.price,
+                currency=record.currency,
+                unit=record.unit,
+                cny_per_gpu_hour=record.cny_per_gpu_hour,
+                tiers=record.tiers,
+                median_price=record.median_price,
+                source=record.source,
+                observed_at=record.observed_at,
                 run_id=run_id,
             )
         )
@@ -186,7 +170,7 @@ def _append(
     pending: dict[tuple[int, str, dt.date], PriceRecord] = {}
     keep_first = pending.setdefault
     for record in records:
-        keep_first((instance_ids[record[0]], record[1], record[3]), record)
+        keep_first((instance_ids[record.instance], record.billing, record.observed_on), record)
     existing = _stored_keys(conn, pending)
     new_keys = [k for k in pending if k not in existing] if existing else list(pending)
     if corrections is not None and existing:
@@ -195,7 +179,7 @@ def _append(
             for k in pending
             if k in existing
             and existing[k][1] != run_id
-            and _six_places(pending[k][4]) != _six_places(existing[k][0])
+            and _six_places(pending[k].price) != _six_places(existing[k][0])
         )
     new_keys.sort(key=itemgetter(2))  # stable: oldest first, file order within a day
     previous, later = _stored_around(conn, new_keys)
@@ -207,7 +191,7 @@ def _append(
     for key in new_keys:
         record = pending[key]
         series = (key[0], key[1])
-        price = record[4]
+        price = record.price
         stored = later.get(series)
         while stored and stored[-1][0] < key[2]:  # stored observations between the new ones
             previous[series] = stored.pop()
@@ -215,7 +199,9 @@ def _append(
         if before is not None and before[1] != price:
             changed += 1
             if keep_changes:
-                changes.append(PriceChange(record[0], record[1], before[0], Decimal(before[1]), price))
+                changes.append(
+                    PriceChange(record.instance, record.billing, before[0], Decimal(before[1]), price)
+                )
         previous[series] = (key[2], price)
         if in_order and key[2] < newest.get(series, key[2]):
             in_order = False
@@ -262,6 +248,7 @@ class _PriceValues:
         self.day = _memo(processor("observed_on"))
 
     def row(self, instance_id: int, record: PriceRecord, run_id: int) -> tuple:
+        # Unpacked in one step (the record's field order): the hot loop of a million-row import.
         _, billing, observed_at, observed_on, price, currency, unit, cny, source, tiers, median = record
         return (
             instance_id,
@@ -328,7 +315,7 @@ def _stored_keys(
     keys = list(keys)
     days = sorted(set(map(itemgetter(2), keys)))
     existing: dict[tuple[int, str, dt.date], tuple[Decimal, int]] = {}
-    for chunk in _chunks(sorted(set(map(itemgetter(0), keys))), 500):
+    for chunk in chunks(sorted(set(map(itemgetter(0), keys))), 500):
         stored = conn.execute(
             select(
                 prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price, prices.c.run_id
@@ -352,7 +339,7 @@ def _stored_around(
     days = set(map(itemgetter(2), keys))
     first, last = min(days), max(days)
     wanted = set(map(itemgetter(0, 1), keys))
-    for chunk in _chunks(sorted(set(map(itemgetter(0), keys))), 400):
+    for chunk in chunks(sorted(set(map(itemgetter(0), keys))), 400):
         latest = latest_rows(
             prices,
             "observed_on",

@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exist
 from sqlalchemy.engine import Connection
 
 from db.schema import availability, instances, prices, scrape_runs
+from vocab import STORED_RUN_STATUSES, RunStatus, StockStatus
 
 
 @dataclass(frozen=True)
@@ -427,7 +428,7 @@ def _stock_history(
         .group_by(availability.c.instance_id, availability.c.billing, availability.c.observed_on)
         .subquery("last")
     )
-    sold_out = func.sum(case((availability.c.stock_status == "sold_out", 1), else_=0))
+    sold_out = func.sum(case((availability.c.stock_status == StockStatus.SOLD_OUT, 1), else_=0))
     rows = conn.execute(
         select(
             availability.c.observed_on,
@@ -546,11 +547,11 @@ def provider_health(conn: Connection, providers: Sequence[str]) -> dict[str, Pro
             continue
         last_ok = conn.execute(
             select(scrape_runs.c.id, scrape_runs.c.started_at)
-            .where(refresh, scrape_runs.c.status.in_(["ok", "partial"]))
+            .where(refresh, scrape_runs.c.status.in_(STORED_RUN_STATUSES))
             .order_by(scrape_runs.c.id.desc())
             .limit(1)
         ).first()
-        failures = select(func.count()).where(refresh, scrape_runs.c.status == "failed")
+        failures = select(func.count()).where(refresh, scrape_runs.c.status == RunStatus.FAILED)
         if last_ok is not None:
             failures = failures.where(scrape_runs.c.id > last_ok[0])
         out[provider] = ProviderHealth(
@@ -568,7 +569,7 @@ def snapshot_run(conn: Connection) -> tuple[dt.datetime, str | None] | None:
     """(loaded_at, source) of the bundled-snapshot load, if the database holds one."""
     row = conn.execute(
         select(scrape_runs.c.started_at, scrape_runs.c.source)
-        .where(scrape_runs.c.kind == "snapshot", scrape_runs.c.status == "ok")
+        .where(scrape_runs.c.kind == "snapshot", scrape_runs.c.status == RunStatus.OK)
         .order_by(scrape_runs.c.id.desc())
         .limit(1)
     ).first()

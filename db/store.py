@@ -11,16 +11,26 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import exc, insert, select, text, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 
-from db.schema import availability, instances, scrape_runs
+from db.bulk import append_prices
 
-InstanceKey = tuple[str, str, str]  # provider, region, instance_type
+# The records are re-exported: callers write store.PriceRow, store.InstanceKey.
+from db.records import (  # noqa: F401
+    AvailabilityRow,
+    InstanceKey,
+    InstanceRow,
+    PriceChange,
+    PriceRecord,
+    PriceRow,
+    StoreCounts,
+    chunks,
+)
+from db.schema import availability, instances, scrape_runs
+from vocab import RunStatus
 
 # How long a writer waits for another one (a refresh beside a long import) before it gives up.
 WRITE_WAIT_S = 900.0
@@ -106,68 +116,6 @@ class InstanceConflict(Exception):
         self.key = key
 
 
-@dataclass(frozen=True)
-class InstanceRow:
-    provider: str
-    region: str
-    instance_type: str
-    gpu_model: str
-    gpu_count: float
-    vcpus: int | None = None
-    memory_gb: float | None = None
-    gpu_note: str | None = None
-
-    @property
-    def key(self) -> InstanceKey:
-        return (self.provider, self.region, self.instance_type)
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    instance: InstanceKey
-    billing: str
-    price: Decimal
-    currency: str
-    unit: str
-    cny_per_gpu_hour: Decimal
-    observed_at: dt.datetime  # naive UTC
-    source: str | None = None
-    tiers: str | None = None
-    median_price: Decimal | None = None  # a marketplace's median listing (AutoDL); `price` is the cheapest
-
-
-@dataclass(frozen=True)
-class PriceChange:
-    """A stored observation whose price differs from the latest earlier one of its instance and billing."""
-
-    instance: InstanceKey
-    billing: str
-    before_day: dt.date
-    before: Decimal
-    after: Decimal
-
-
-@dataclass(frozen=True)
-class StoreCounts:
-    stored: int
-    changed: int
-    already_present: int
-    changes: tuple[PriceChange, ...] = ()
-
-
-@dataclass(frozen=True)
-class AvailabilityRow:
-    """What a provider said about stock for one instance and billing mode at one run."""
-
-    instance: InstanceKey
-    billing: str
-    observed_at: dt.datetime  # naive UTC
-    stock_status: str | None  # available | low | sold_out | None
-    idle_gpus: int | None = None
-    total_gpus: int | None = None
-    orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where not stated
-
-
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
 
@@ -179,7 +127,7 @@ def start_run(conn: Connection, provider: str, kind: str, source: str | None = N
             provider=provider,
             kind=kind,
             started_at=utcnow(),
-            status="running",
+            status=RunStatus.RUNNING,
             offers_seen=0,
             prices_stored=0,
             prices_changed=0,
@@ -201,14 +149,14 @@ def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> Non
     )
 
 
-INTERRUPTED = "interrupted"
+INTERRUPTED = RunStatus.INTERRUPTED
 
 
 def close_interrupted_runs(conn: Connection, kind: str) -> int:
     """Mark every run of ``kind`` still ``running`` as ``interrupted`` (its process died: killed, power
     cut); returns how many. Only safe while holding the lock that runs of ``kind`` take, so no live
     run is among them. Such a run stored nothing: each run's prices commit with its ``finish_run``."""
-    stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == "running"]
+    stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == RunStatus.RUNNING]
     if conn.execute(select(scrape_runs.c.id).where(*stale).limit(1)).first() is None:
         return 0  # nothing to close: no write at all (a read-only database then fails where it writes)
     result = conn.execute(
@@ -229,7 +177,7 @@ def recorded_instances(
 ) -> dict[InstanceKey, tuple[int, str, float]]:
     """(id, gpu_model, gpu_count) of every key already recorded (so a caller can skip conflicts)."""
     out: dict[InstanceKey, tuple[int, str, float]] = {}
-    for chunk in _chunks(sorted(set(keys)), 400):
+    for chunk in chunks(sorted(set(keys)), 400):
         found = conn.execute(
             select(
                 instances.c.provider,
@@ -307,7 +255,7 @@ def insert_prices(
     instance and billing mode; ``changes`` lists them.
     """
     records = [
-        (
+        PriceRecord(
             row.instance,
             row.billing,
             row.observed_at,
@@ -322,8 +270,6 @@ def insert_prices(
         )
         for row in rows
     ]
-    from db.bulk import append_prices  # the bulk path builds on this module's records
-
     return append_prices(conn, records, instance_ids, run_id, keep_changes=True)
 
 
@@ -349,11 +295,6 @@ def insert_availability(
             },
         )
     batch = list(values.values())
-    for chunk in _chunks(batch, 5000):
+    for chunk in chunks(batch, 5000):
         conn.execute(insert(availability), chunk)
     return len(batch)
-
-
-def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

@@ -1,4 +1,4 @@
-"""Billing-mode vocabulary: the one place that names billing modes, their units and their lengths.
+"""Billing modes as people spell them, and the days a paid period covers (the words are in ``vocab``).
 
 A price is always "per one unit of its billing mode": ``on_demand`` and ``spot`` per hour, ``daily``
 per day, and so on. ``HOURS_PER_MONTH`` (730 = 8760 / 12) turns a monthly price into an hourly
@@ -11,38 +11,41 @@ from __future__ import annotations
 import difflib
 
 from planner.errors import UnknownNameError
+from vocab import (
+    HOURS_PER_DAY,
+    HOURS_PER_MONTH,
+    HOURS_PER_UNIT,
+    HOURS_PER_WEEK,
+    HOURS_PER_YEAR,
+    UNIT_OF_MODE,
+    BillingMode,
+)
 
-ON_DEMAND = "on_demand"
-SPOT = "spot"
-DAILY = "daily"
-WEEKLY = "weekly"
-MONTHLY = "monthly"
-YEARLY = "yearly"
+# Plain strings (the enum's values): the import binds one per row, and the database driver takes a
+# plain str without asking whether it needs adapting.
+ON_DEMAND: str = BillingMode.ON_DEMAND.value
+SPOT: str = BillingMode.SPOT.value
+DAILY: str = BillingMode.DAILY.value
+WEEKLY: str = BillingMode.WEEKLY.value
+MONTHLY: str = BillingMode.MONTHLY.value
+YEARLY: str = BillingMode.YEARLY.value
 
-BILLING_MODES: tuple[str, ...] = (ON_DEMAND, SPOT, DAILY, WEEKLY, MONTHLY, YEARLY)
+BILLING_MODES: tuple[str, ...] = tuple(m.value for m in BillingMode)
 SUBSCRIPTION_MODES: tuple[str, ...] = (DAILY, WEEKLY, MONTHLY, YEARLY)
 HOURLY_MODES: tuple[str, ...] = (ON_DEMAND, SPOT)
+__all__ = [
+    "BILLING_MODES",
+    "HOURS_PER_DAY",
+    "HOURS_PER_MONTH",
+    "HOURS_PER_UNIT",
+    "HOURS_PER_WEEK",
+    "HOURS_PER_YEAR",
+    "UNIT_OF_MODE",
+    "BillingMode",
+    "canonical_billing",
+    "hours_per_unit",
+]
 
-HOURS_PER_DAY = 24
-HOURS_PER_WEEK = 168
-HOURS_PER_YEAR = 8760
-HOURS_PER_MONTH = 730  # 8760 / 12, the convention the providers' own calculators use
-
-UNIT_OF_MODE: dict[str, str] = {
-    ON_DEMAND: "hour",
-    SPOT: "hour",
-    DAILY: "day",
-    WEEKLY: "week",
-    MONTHLY: "month",
-    YEARLY: "year",
-}
-HOURS_PER_UNIT: dict[str, int] = {
-    "hour": 1,
-    "day": HOURS_PER_DAY,
-    "week": HOURS_PER_WEEK,
-    "month": HOURS_PER_MONTH,
-    "year": HOURS_PER_YEAR,
-}
 # Calendar days one paid period covers. A month is counted as 30 days: a job spread over 31 days
 # needs two monthly periods, which is what a subscription bought on day 1 would cost.
 DAYS_PER_PERIOD: dict[str, int] = {DAILY: 1, WEEKLY: 7, MONTHLY: 30, YEARLY: 365}

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from planner.errors import ConfigError
+from planner.errors import ConfigError, UsageError
 
 CONFIG_ENV = "PLANNER_CONFIG"
 DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
@@ -261,3 +262,13 @@ def secret(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """A secret from the environment only (never from a config file); None when unset or empty."""
     value = (os.environ if env is None else env).get(name, "")
     return value or None
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name``; an unknown one is a UsageError with near names."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        near = difflib.get_close_matches(name, sorted(available_timezones()), n=3)
+        hint = f"did you mean {', '.join(near)}?" if near else "use an IANA name such as Asia/Shanghai"
+        raise UsageError(f"[schedule] timezone {name!r} is not a known time zone", hint=hint) from None

@@ -51,7 +51,7 @@ from planner.memory import (
     replicated_gb,
 )
 from planner.models import ModelSpec, get_spec
-from planner.units import BYTES_PER_GB, format_count
+from planner.units import BYTES_PER_GB, MAX_GPUS, format_count
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -63,7 +63,6 @@ MAX_PARAMS = 1e14
 MAX_TOKENS = 1e15
 MAX_SEQ_LEN = 10_000_000
 MAX_BATCH = 100_000
-MAX_GPUS = 100_000  # the quote engine's limit (planner.quote.MAX_GPUS; a test keeps them equal)
 
 # --- Compute (§2.1) ---
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6·N·D (Kaplan; Chinchilla); MFU is defined on this count (PaLM)

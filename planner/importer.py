@@ -31,15 +31,15 @@ from typing import IO
 from sqlalchemy.engine import Engine
 
 from db import store
-from db.bulk import Correction, PriceBatches, PriceRecord, replace_corrections
+from db.bulk import Correction, PriceBatches, replace_corrections
 from db.queries import has_prices
+from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
 from planner.billing import HOURLY_MODES
 from planner.errors import PlannerError, UsageError
 from planner.normalize import (
     MAX_COUNT,
-    STORED_STOCK,
     PriceRejected,
     billing_and_unit,
     check_gpu_count,
@@ -53,6 +53,7 @@ from planner.output import FORMULA_PREFIXES
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
 from planner.units import parse_decimal
+from vocab import STORED_STOCK_STATUSES, RunStatus
 
 REQUIRED_COLUMNS = (
     "provider",
@@ -191,7 +192,7 @@ def _import(
             store.finish_run(
                 conn,
                 run_id,
-                "ok",
+                RunStatus.OK,
                 offers_seen=rows,
                 prices_stored=stored.stored + len(corrections),
                 prices_changed=changed,
@@ -225,10 +226,10 @@ MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; t
 
 
 def _conflict_text(line: int, correction: Correction) -> str:
-    (provider, region, instance_type), billing, _, day = correction.record[:4]
+    record = correction.record
     return (
-        f"line {line}: {provider}/{region}/{instance_type} {billing} {day.isoformat()} is stored at "
-        f"{correction.stored_price.normalize():f}, this file says {correction.record[4].normalize():f}"
+        f"line {line}: {'/'.join(record.instance)} {record.billing} {record.observed_on.isoformat()} is stored "
+        f"at {correction.stored_price.normalize():f}, this file says {record.price.normalize():f}"
     )
 
 
@@ -390,7 +391,7 @@ class _RowReader:
             offer.text, offer.price, offer.cny = text, price, cny
         if offer.stock is not None:
             self._keep_stock(offer, observed_at)
-        return (
+        return PriceRecord(
             offer.key,
             offer.billing,
             observed_at,
@@ -459,7 +460,7 @@ class _RowReader:
         self._when[record["observed_at"]] = (observed_at, observed_at.date())
         if stock is not None:
             self._keep_stock(offer, observed_at)
-        return (
+        return PriceRecord(
             key,
             billing,
             observed_at,
@@ -589,8 +590,8 @@ def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | Non
     """(status, idle, total, orderable GPUs) from the stock columns; None when the row says nothing of
     stock."""
     status = (record.get("stock_status") or "").strip() or None
-    if status is not None and status not in STORED_STOCK:
-        raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STORED_STOCK)}")
+    if status is not None and status not in STORED_STOCK_STATUSES:
+        raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STORED_STOCK_STATUSES)}")
     idle = _optional_int(record.get("idle_gpus"), "idle_gpus")
     total = _optional_int(record.get("total_gpus"), "total_gpus")
     orderable = _optional_int(record.get("orderable_gpus"), "orderable_gpus")

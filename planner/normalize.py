@@ -15,6 +15,7 @@ from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing, hours
 from planner.errors import UnknownNameError
 from planner.text import CONTROL, printable, without_invisible
 from planner.units import parse_decimal
+from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED, STORED_STOCK_STATUSES, StockStatus
 
 if TYPE_CHECKING:  # the type only: a quote must not import the scrapers (or requests)
     from scrapers.base import RawOffer
@@ -33,7 +34,6 @@ MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
 # Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
-STORED_STOCK = ("available", "low", "sold_out")
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@")
 
@@ -206,6 +206,8 @@ class Normalized:
     rejected: tuple[str, ...] = ()
     # Raw offers folded into another one (zones, list next to discounted, marketplace medians).
     merged: int = 0
+    # Lines for the run's summary that cost no price (a GPU memory size of undocumented unit left out).
+    notes: tuple[str, ...] = ()
 
 
 def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -> Normalized:
@@ -219,9 +221,14 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
     medians: dict[tuple[str, str, str, str], Decimal] = {}
     identity: dict[tuple[str, str, str], tuple[str, float]] = {}
     model_of: dict[tuple[str, float | None], str] = {}
+    warnings: dict[str, str] = {}
+    sizes: dict[tuple[str, str], tuple[float | None, str | None]] = {}
     raw_list = list(raw_offers)
     for raw in raw_list:
         where = f"{raw.instance_type} {raw.region} {raw.billing}"
+        size = raw.extra.get(EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED)
+        if size is not None:
+            raw = _with_checked_memory(raw, size, sizes, warnings)
         is_median = raw.extra.get("stat") == _MEDIAN
         try:
             name_key = (raw.gpu_name, raw.gpu_memory_gb)
@@ -260,7 +267,81 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
             offer = replace(offer, median_price=medians[key])
         offers.append(offer)
     merged = sum(len(g) - 1 for g in groups.values()) + len(medians)
-    return Normalized(tuple(offers), dict(sorted(unknown.items())), tuple(rejected), merged)
+    notes = tuple(warnings[k] for k in sorted(warnings))
+    return Normalized(tuple(offers), dict(sorted(unknown.items())), tuple(rejected), merged, notes)
+
+
+def _with_checked_memory(
+    raw: RawOffer,
+    size_text: str,
+    seen: dict[tuple[str, str], tuple[float | None, str | None]],
+    warnings: dict[str, str],
+) -> RawOffer:
+    """``raw`` with its undocumented memory size checked: GiB when it fits the model, else a note."""
+    key = (raw.gpu_name, size_text)
+    if key not in seen:
+        try:
+            size = float(size_text)
+        except ValueError:
+            size = math.nan
+        seen[key] = (
+            check_memory_size(raw.gpu_name, size)
+            if math.isfinite(size) and size > 0
+            else (None, f"memory size {size_text[:20]!r} is not a size: left out")
+        )
+    memory, note = seen[key]
+    if note:
+        warnings[f"{raw.provider} {raw.instance_type}"] = f"{raw.provider} {raw.instance_type}: {note}"
+    return replace(raw, gpu_memory_gb=memory, gpu_note=note or raw.gpu_note)
+
+
+def check_memory_size(product_name: str, size: float) -> tuple[float | None, str | None]:
+    """A GPU memory size of undocumented unit in GiB, checked against the model's known memory; else a reason.
+
+    Volcengine's ``Gpu.GpuDevices[].Memory.Size`` (``RawOffer.extra[EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED]``):
+    the unit is not documented (volcenginesdk-ecs 5.0.54 types it ``int``, in the same ``Memory`` model
+    whose instance-level ``Size`` is MiB). We read it as MiB only when that matches a memory size the
+    GPU model comes in (24,576 MiB = 24 GiB for an A10, 49,152 MiB = 48 GiB for an L20); otherwise the
+    size is left out and the reason says what it would match read as GB (48 for an L20), never guessed.
+    """
+    as_gib = size / 1024
+    if _model_with_memory(product_name, as_gib):
+        return as_gib, None
+    if not _known_gpu(product_name):
+        return (
+            None,
+            f"memory size {size:g} (unit undocumented) unchecked: {product_name} is not in the catalog",
+        )
+    as_gb = _model_with_memory(product_name, float(size))
+    if as_gb:
+        return None, (
+            f"memory size {size:g} (unit undocumented) is no memory size of {product_name} read as MiB "
+            f"({as_gib:g} GiB); read as GB it would be {as_gb}: left out, not guessed"
+        )
+    return None, f"memory size {size:g} matches no memory size of {product_name}, as MiB or as GB: left out"
+
+
+def _model_with_memory(product_name: str, memory_gb: float) -> str | None:
+    from planner import catalog  # the GPU vocabulary: loaded only by the paths that name GPUs
+    from planner.errors import UsageError
+
+    try:
+        return catalog.canonical_name(product_name, memory_gb)
+    except UsageError:  # UnknownNameError too: no size of that model fits
+        return None
+
+
+def _known_gpu(product_name: str) -> bool:
+    from planner import catalog
+    from planner.errors import UnknownNameError, UsageError
+
+    try:
+        catalog.canonical_name(product_name)
+    except UnknownNameError:
+        return False
+    except UsageError:  # a known model that comes in several sizes
+        return True
+    return True
 
 
 def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
@@ -304,7 +385,7 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         memory_gb=_size(raw.memory_gb),
         gpu_note=_plain(raw.gpu_note),
         # "unknown" (and anything else) is stored as no verdict; scrapers.stock maps provider words.
-        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK else None,
+        stock_status=raw.stock_status if raw.stock_status in STORED_STOCK_STATUSES else None,
         idle_gpus=_count(raw.idle_gpus),
         orderable_gpus=_count(raw.orderable_gpus),
         total_gpus=_count(raw.total_gpus),
@@ -366,12 +447,12 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
     """One offer per instance and billing mode: the cheapest, with stock merged over zones."""
     best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
     statuses = {o.stock_status for o, _ in group}
-    if "available" in statuses:
-        stock: str | None = "available"  # one zone with stock is enough: the job can go there
-    elif "low" in statuses:
-        stock = "low"
-    elif statuses == {"sold_out"}:
-        stock = "sold_out"
+    if StockStatus.AVAILABLE in statuses:
+        stock: str | None = StockStatus.AVAILABLE  # one zone with stock is enough: the job can go there
+    elif StockStatus.LOW in statuses:
+        stock = StockStatus.LOW
+    elif statuses == {StockStatus.SOLD_OUT}:
+        stock = StockStatus.SOLD_OUT
     else:
         stock = None
     counts: dict[str | None, tuple[int | None, int | None, int | None]] = {}

@@ -17,7 +17,7 @@ from planner.providers import canonical_provider
 from planner.regions import region_scope
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.pricing import Offer
+    from planner.offer import Offer
 
 
 ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"

@@ -14,10 +14,12 @@ from typing import Any
 
 from planner.text import printable
 
+# The one formula rule, shared with the reports (re-exported: export, import and transfer use it).
+from reports.cells import FORMULA_PREFIXES as FORMULA_PREFIXES
+from reports.cells import iso_time as iso_time
+from reports.cells import neutralise as neutralise
+
 FORMATS = ("table", "json", "csv")
-# A text cell starting with one of these runs as a formula in Excel, LibreOffice or Google Sheets (a
-# leading tab or carriage return can smuggle one past a first-character check); OWASP "CSV Injection".
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -49,30 +51,9 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def iso_time(value: dt.datetime) -> str:
-    """ISO 8601 with its zone: ``2026-11-30T02:00:00Z``. The database stores naive UTC, so a naive time
-    is UTC; an aware one keeps its offset (``+08:00``), ``Z`` when it is UTC."""
-    if value.tzinfo is None:
-        return value.isoformat() + "Z"
-    if value.utcoffset() == dt.timedelta(0):
-        return value.replace(tzinfo=None).isoformat() + "Z"
-    return value.isoformat()
-
-
 def dumps_json(value: Any) -> str:
     """Always valid JSON (``allow_nan=False`` would rather fail than print ``Infinity``)."""
     return json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, allow_nan=False)
-
-
-def neutralise(value: Any) -> Any:
-    """``=HYPERLINK("x")`` -> ``'=HYPERLINK("x")``; anything that is not text is returned unchanged.
-
-    Every CSV the planner writes for people goes through this: ``--format csv``, ``export`` and the
-    report files. Numbers are not text, so -12.5 stays the number -12.5.
-    """
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
 
 
 def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:

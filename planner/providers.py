@@ -1,7 +1,7 @@
-"""Provider names: the one list the planner checks --provider and imported files against.
+"""Provider names as people spell them: the check behind ``--provider`` and imported files.
 
-``scrapers.registry`` holds the scraper for each; a test keeps the two in step. The list lives here so
-that reading commands can check a name without importing the scrapers (and ``requests``).
+The names, aliases and marketplace flags are the lines of ``vocab.PROVIDER_TABLE`` (the scrapers'
+registry without the scrapers), so reading commands check a name without importing ``requests``.
 """
 
 from __future__ import annotations
@@ -9,30 +9,12 @@ from __future__ import annotations
 import difflib
 
 from planner.errors import UnknownNameError
+from vocab import MARKET_MACHINE_GPUS, MARKETPLACES, PROVIDER_NAMES, PROVIDER_TABLE
 
-PROVIDERS: tuple[str, ...] = ("aliyun", "tencent", "volcengine", "autodl", "ppio", "compshare")
-# Marketplaces sell GPUs of shared machines one by one: their "instance" is one GPU (normalize.py), and
-# a job of N GPUs can sit on one machine while N fits it. AutoDL's market search lists machines with
-# gpu_number 8 (shared/reference/samples/autodl_machine_search.json).
-MARKETPLACES: frozenset[str] = frozenset({"autodl"})
-MARKET_MACHINE_GPUS = 8
+PROVIDERS: tuple[str, ...] = PROVIDER_NAMES
+__all__ = ["MARKETPLACES", "MARKET_MACHINE_GPUS", "PROVIDERS", "canonical_provider"]
 
-_ALIASES = {
-    "alibaba": "aliyun",
-    "alibabacloud": "aliyun",
-    "alicloud": "aliyun",
-    "阿里云": "aliyun",
-    "tencentcloud": "tencent",
-    "qcloud": "tencent",
-    "腾讯云": "tencent",
-    "volc": "volcengine",
-    "bytedance": "volcengine",
-    "火山引擎": "volcengine",
-    "派欧云": "ppio",
-    "ppinfra": "ppio",
-    "优云智算": "compshare",
-    "ucompshare": "compshare",
-}
+_ALIASES: dict[str, str] = {alias: p.name for p in PROVIDER_TABLE for alias in p.aliases}
 
 
 def canonical_provider(name: str) -> str:

@@ -5,9 +5,9 @@
 recorded questions again.
 
 A folder to replay is untrusted input: ``read_manifest`` accepts only each provider's documented
-options (``REPLAY_OPTIONS``, with their types), a mode and a list of region names, and refuses
-anything else as a usage error, so a manifest cannot point Aliyun's ``state_path`` (the file it
-rewrites) anywhere. A folder without a manifest is not a recording: a usage error too.
+options (its scraper's ``replay_options``, with their types), a mode and a list of region names, and
+refuses anything else as a usage error, so a manifest cannot point Aliyun's ``state_path`` (the file
+it rewrites) anywhere. A folder without a manifest is not a recording: a usage error too.
 """
 
 from __future__ import annotations
@@ -26,14 +26,6 @@ from planner.refresh_runs import Job
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 2**20
-# The options a replay takes from a manifest, per provider, and the type each must have ("names": a
-# list of short names); a provider not listed takes none. Others (Aliyun's ``state_path``, a file it
-# writes) are never taken from one.
-REPLAY_OPTIONS: dict[str, dict[str, str]] = {
-    "aliyun": {"cdn_version": "version", "spot": "bool"},
-    "autodl": {"charge_types": "names"},
-    "volcengine": {"pricing_products": "names"},
-}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 _VERSION = re.compile(r"\d+(?:\.\d+){1,3}")
 _HINT = "replay a folder written by `planner refresh --save-raw DIR`, unedited"
@@ -77,7 +69,7 @@ def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
     options = entry.get("options", {})
     if not isinstance(options, dict):
         raise refuse("options is not a table")
-    allowed = REPLAY_OPTIONS.get(name, {})
+    allowed = replay_options(name)
     for key, value in options.items():
         kind = allowed.get(key)
         if kind is None:
@@ -99,6 +91,15 @@ def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
     return checked
 
 
+def replay_options(name: str) -> dict[str, str]:
+    """The options a replay of ``name`` takes from a manifest, and the kind each must be ("names": a list
+    of short names); from the scraper's ``replay_options``. Others (Aliyun's ``state_path``, a file it
+    writes) are never taken from one."""
+    from scrapers.registry import PROVIDERS
+
+    return dict(getattr(PROVIDERS[name], "replay_options", {}))
+
+
 def _names(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and _NAME.fullmatch(v) for v in value)
 
@@ -113,7 +114,7 @@ def write_manifest(folder: Path, jobs: Sequence[Job]) -> None:
     except UsageError:
         providers = {}  # nothing (usable) recorded here before: this refresh's entries only
     for job in jobs:
-        allowed = REPLAY_OPTIONS.get(job.name, {})
+        allowed = replay_options(job.name)
         options = {
             k: list(v) if isinstance(v, tuple) else v for k, v in job.settings.options.items() if k in allowed
         }

@@ -59,6 +59,7 @@ from planner.refresh_runs import (
 )
 from planner.refresh_store import finish
 from scrapers.recording import secret_forms
+from vocab import RunStatus
 
 REPLAY_CREDENTIAL = "planner-replay-placeholder"
 
@@ -203,7 +204,7 @@ def _job(
     save_raw: Path | None,
     from_raw: Path | None,
 ) -> Job:
-    from scrapers.registry import ProviderSettings, read_credentials
+    from scrapers.registry import ProviderSettings, read_credentials, state_options
 
     options: dict[str, Any] = {}
     if section.get("charge_types"):
@@ -218,8 +219,8 @@ def _job(
         options.update(recorded.get("options", {}))
         account = recorded.get("mode") == "account"
         credentials = {n: REPLAY_CREDENTIAL for n in cls.credential_env} if account else {}
-    elif name == "aliyun":
-        options["state_path"] = str(data_dir() / "state" / "aliyun.json")  # the last good price file
+    else:
+        options.update(state_options(cls, data_dir() / "state"))  # e.g. Aliyun's last good price file
     settings = ProviderSettings(
         enabled=True,
         base_url=section.get("base_url") or None,
@@ -264,13 +265,13 @@ def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> 
                 raise ScrapeError(refused)
             client = make_client(job.cls, job.settings, **kw)
         except ScrapeError as err:  # a bad base_url, say
-            out.result = ScrapeResult(job.name, "failed", [], [], str(err))
+            out.result = ScrapeResult(job.name, RunStatus.FAILED, [], [], str(err))
         else:
             if user_agent:
                 client.session.headers["User-Agent"] = user_agent  # [http] user_agent, as configured
             out.result = collect(scraper, client, job.settings)
             out.catalog_unknown = _catalog_unknowns(scraper)
-        if out.result.status != "failed":
+        if out.result.status != RunStatus.FAILED:
             out.normalized = normalize_offers(out.result.offers, fx)
     except Exception as err:  # a bug of ours must not cost the other providers their run
         out.crash = f"unexpected {type(err).__name__} while refreshing: {err}"
@@ -295,7 +296,7 @@ def _catalog_unknowns(scraper: Any) -> list[str]:
 
 
 def _progress_line(o: ProviderOutcome) -> str:
-    if o.status == "failed":
+    if o.status == RunStatus.FAILED:
         return f"{o.provider}: failed after {o.seconds:.1f} s: {o.error}"
     line = f"{o.provider}: {o.status} in {o.seconds:.1f} s: {o.offers} offers, {o.stored} new, {o.changed} changed"
     return line + (f" ({o.error})" if o.error else "")

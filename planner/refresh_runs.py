@@ -24,6 +24,7 @@ from planner.errors import DatabaseError
 from planner.normalize import Normalized
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
 from scrapers.recording import redact_url
+from vocab import RunStatus
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class ProviderOutcome:
     """How one provider's refresh ended (one ``scrape_runs`` row)."""
 
     provider: str
-    status: str  # "ok" | "partial" | "failed" | "skipped"
+    status: RunStatus  # OK, PARTIAL, FAILED or SKIPPED
     offers: int  # offers the provider returned (before normalisation)
     stored: int  # new price observations
     changed: int  # of those, prices that differ from the previous observation
@@ -48,7 +49,7 @@ class ProviderOutcome:
 
     @property
     def succeeded(self) -> bool:
-        return self.status in ("ok", "partial", "skipped")
+        return self.status in (RunStatus.OK, RunStatus.PARTIAL, RunStatus.SKIPPED)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -130,13 +131,13 @@ def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
     try:
         with store.writing(engine) as conn:
             run_id = store.start_run(conn, name, "refresh")
-            store.finish_run(conn, run_id, "skipped", error=reason)
+            store.finish_run(conn, run_id, RunStatus.SKIPPED, error=reason)
     except sa_exc.SQLAlchemyError as err:
         raise DatabaseError(
             f"cannot record the {name} run: {first_line(err)}",
             hint=f"nothing was refreshed; {store.write_hint(err)}",
         ) from None
-    return ProviderOutcome(name, "skipped", 0, 0, 0, 0.0, reason, (), run_id)
+    return ProviderOutcome(name, RunStatus.SKIPPED, 0, 0, 0, 0.0, reason, (), run_id)
 
 
 def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> ProviderOutcome:
@@ -151,7 +152,7 @@ def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> Pro
             store.finish_run(
                 conn,
                 job.run_id,
-                "failed",
+                RunStatus.FAILED,
                 error=error,
                 offers_seen=offers,
                 offers_skipped=extra.get("skipped", 0),
@@ -162,5 +163,16 @@ def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> Pro
     except sa_exc.SQLAlchemyError:
         pass  # the run row stays "running"; the summary still says what happened
     return ProviderOutcome(
-        job.name, "failed", offers, 0, 0, seconds, error, unknown, job.run_id, job.mode, notes=notes, **extra
+        job.name,
+        RunStatus.FAILED,
+        offers,
+        0,
+        0,
+        seconds,
+        error,
+        unknown,
+        job.run_id,
+        job.mode,
+        notes=notes,
+        **extra,
     )

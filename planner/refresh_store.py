@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import exc as sa_exc
@@ -25,17 +26,51 @@ from db import store
 from planner.normalize import Offer, is_suspicious_move
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, fail
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, by_reason, clean, first_line, listed, scrub
+from vocab import STORED_RUN_STATUSES, RunStatus
 
 MASS_MOVE_MIN = 3  # at least this many tenfold moves ...
 MASS_MOVE_SHARE = 0.5  # ... and more than this share of the run's stored prices: the run is refused
 
 
-def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...]) -> ProviderOutcome:
-    """Store one provider's result in one transaction (or record why nothing was stored)."""
+@dataclass(frozen=True)
+class LastGoodRun:
+    """The provider's last refresh that stored offers, in the same mode (for a run that returned none)."""
+
+    offers_seen: int
+    started_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What one provider's result is worth, judged before the database is touched.
+
+    With ``failure`` set the run fails with that text and stores nothing; otherwise ``offers`` go to
+    the store step. ``notes`` are the summary's lines so far (the store step adds its own).
+    """
+
+    offers_seen: int  # offers the provider returned (0 when the run failed before they counted)
+    offers: tuple[Offer, ...]
+    notes: tuple[str, ...]
+    unknown_gpus: tuple[str, ...]
+    skipped: int  # offers not stored: skipped by the scraper, unknown GPU, refused
+    failure: str | None = None
+
+
+def returned_nothing(scraped: Scraped) -> bool:
+    """A run that ended well but returned no offers: it fails if its last good run had some."""
+    return not scraped.crash and scraped.result.status != RunStatus.FAILED and not scraped.result.offers
+
+
+def assess(name: str, scraped: Scraped, last_good: LastGoodRun | None = None) -> Assessment:
+    """Judge one provider's scraped and normalised result (pure: no database, no clock).
+
+    ``last_good`` is the provider's last good run, looked up when :func:`returned_nothing`.
+    """
     if scraped.crash:
-        return fail(engine, job, scraped.crash, offers=0)
+        return Assessment(0, (), (), (), 0, scraped.crash)
     result, normalized = scraped.result, scraped.normalized
     notes = [f"{i.kind}: {i.message}" for i in result.notes]
+    notes += [f"warning: {n}" for n in (normalized.notes if normalized else ())]
     skipped_issues = result.skipped
     if skipped_issues:
         notes.append(f"{len(skipped_issues)} offer(s) skipped by the scraper: {by_reason(skipped_issues)}")
@@ -54,7 +89,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
         notes.append(
             f"unknown GPUs: {listed(named)}; a real card needs its name among the aliases in planner/data/gpus.csv"
         )
-    if result.status == "failed":
+    if result.status == RunStatus.FAILED:
         lost = [
             i.message
             for i in result.issues
@@ -62,24 +97,63 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
         ]
         if lost:  # the error names the whole run; the notes say what each region or zone answered
             notes.append(f"{len(lost)} region/zone call(s) failed: {listed(lost)}")
-        return fail(engine, job, result.error or "failed", offers=0, notes=notes, unknown_gpus=unknown)
+        return Assessment(0, (), tuple(notes), unknown, 0, result.error or "failed")
     assert normalized is not None
     if normalized.rejected:
         notes.append(f"{len(normalized.rejected)} price(s) refused: {listed(list(normalized.rejected))}")
     skipped = len(skipped_issues) + sum(normalized.unknown_gpus.values()) + len(normalized.rejected)
     offers_seen = len(result.offers)
-    if not offers_seen:
-        went_quiet = _went_quiet(engine, job)
-        if went_quiet:
-            return fail(engine, job, went_quiet, offers=0, notes=notes, unknown_gpus=unknown)
-    if offers_seen and not normalized.offers:
-        garbage = f"{job.name}: none of the {offers_seen} offers could be stored (unknown GPUs or refused prices: see notes)"
-        return fail(
-            engine, job, garbage, offers=offers_seen, notes=notes, unknown_gpus=unknown, skipped=skipped
+    if not offers_seen and last_good is not None:
+        quiet = (
+            f"{name} returned no offers, where its last good refresh ({last_good.started_at:%Y-%m-%d}) "
+            f"returned {last_good.offers_seen}: its pages or API have probably changed; the last good "
+            "prices stay in use"
         )
+        return Assessment(0, (), tuple(notes), unknown, 0, quiet)
+    if offers_seen and not normalized.offers:
+        garbage = f"{name}: none of the {offers_seen} offers could be stored (unknown GPUs or refused prices: see notes)"
+        return Assessment(offers_seen, (), tuple(notes), unknown, skipped, garbage)
+    return Assessment(offers_seen, normalized.offers, tuple(notes), unknown, skipped)
+
+
+def flagged_moves(
+    name: str, changes: Sequence[store.PriceChange], stored: int
+) -> tuple[tuple[str, ...], str | None]:
+    """The stored prices that moved more than tenfold, and the refusal when so many moved at once that
+    it must be a unit or format change (pure)."""
+    flagged = tuple(
+        f"{'/'.join(c.instance[1:])} {c.billing}: {c.before} on {c.before_day} -> {c.after}"
+        for c in changes
+        if is_suspicious_move(c.before, c.after)
+    )
+    if len(flagged) >= MASS_MOVE_MIN and len(flagged) > MASS_MOVE_SHARE * stored:
+        return flagged, (
+            f"{name}: {len(flagged)} of {stored} prices moved more than tenfold at once (e.g. "
+            f"{flagged[0]}): a unit or format change, not a price change; nothing stored, "
+            "the last good prices stay in use"
+        )
+    return flagged, None
+
+
+def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...]) -> ProviderOutcome:
+    """Store one provider's result in one transaction (or record why nothing was stored)."""
+    last_good = _last_good_run(engine, job) if returned_nothing(scraped) else None
+    judged = assess(job.name, scraped, last_good)
+    notes, unknown, skipped = list(judged.notes), judged.unknown_gpus, judged.skipped
+    if judged.failure is not None:
+        return fail(
+            engine,
+            job,
+            judged.failure,
+            offers=judged.offers_seen,
+            notes=notes,
+            unknown_gpus=unknown,
+            skipped=skipped,
+        )
+    result = scraped.result
     try:
         with store.writing(engine) as conn:
-            kept, conflicts = _without_conflicts(conn, normalized.offers)
+            kept, conflicts = _without_conflicts(conn, judged.offers)
             ids = store.upsert_instances(conn, [_instance_row(o) for o in kept])
             observed_at = job.observed_at or store.utcnow()
             counts = store.insert_prices(conn, [_price_row(o, observed_at) for o in kept], ids, job.run_id)
@@ -92,17 +166,9 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
                     f"{len(conflicts)} offer(s) not stored, their instance is recorded with "
                     f"another GPU: {listed(conflicts)}"
                 )
-            flagged = tuple(
-                f"{'/'.join(c.instance[1:])} {c.billing}: {c.before} on {c.before_day} -> {c.after}"
-                for c in counts.changes
-                if is_suspicious_move(c.before, c.after)
-            )
-            if len(flagged) >= MASS_MOVE_MIN and len(flagged) > MASS_MOVE_SHARE * counts.stored:
-                raise _Refused(
-                    f"{job.name}: {len(flagged)} of {counts.stored} prices moved more than tenfold at once (e.g. "
-                    f"{flagged[0]}): a unit or format change, not a price change; nothing stored, "
-                    "the last good prices stay in use"
-                )
+            flagged, refused = flagged_moves(job.name, counts.changes, counts.stored)
+            if refused:
+                raise _Refused(refused)
             if flagged:
                 notes.append(
                     f"{len(flagged)} price(s) moved more than tenfold (stored; check them): "
@@ -115,7 +181,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
                 conn,
                 job.run_id,
                 result.status,
-                offers_seen=offers_seen,
+                offers_seen=judged.offers_seen,
                 prices_stored=counts.stored,
                 prices_changed=counts.changed,
                 unknown_gpus=", ".join(unknown) or None,
@@ -125,9 +191,15 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
                 prices_flagged=len(flagged),
                 notes="\n".join(notes) or None,
             )
-    except _Refused as refused:
+    except _Refused as refused_run:
         return fail(
-            engine, job, str(refused), offers=offers_seen, notes=notes, unknown_gpus=unknown, skipped=skipped
+            engine,
+            job,
+            str(refused_run),
+            offers=judged.offers_seen,
+            notes=notes,
+            unknown_gpus=unknown,
+            skipped=skipped,
         )
     except sa_exc.SQLAlchemyError as err:
         reason = first_line(err)
@@ -135,7 +207,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
             engine,
             job,
             f"database error, nothing stored: {reason}",
-            offers=offers_seen,
+            offers=judged.offers_seen,
             notes=notes,
             unknown_gpus=unknown,
             skipped=skipped,
@@ -143,7 +215,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
     return ProviderOutcome(
         provider=job.name,
         status=result.status,
-        offers=offers_seen,
+        offers=judged.offers_seen,
         stored=counts.stored,
         changed=counts.changed,
         seconds=round(time.monotonic() - job.started, 3),
@@ -163,8 +235,9 @@ class _Refused(Exception):
     """Raised inside a provider's transaction to roll it back: the run is failed with this message."""
 
 
-def _went_quiet(engine: Engine, job: Job) -> str | None:
-    """Why a run with no offers is a failure: the last good run in the same mode had some (else None)."""
+def _last_good_run(engine: Engine, job: Job) -> LastGoodRun | None:
+    """The provider's last run in the same mode that stored offers (None when there is none, or the
+    database cannot say)."""
     from db.schema import scrape_runs as runs
 
     mode = job.mode.split("/")[0]
@@ -173,7 +246,7 @@ def _went_quiet(engine: Engine, job: Job) -> str | None:
         .where(
             runs.c.provider == job.name,
             runs.c.kind == "refresh",
-            runs.c.status.in_(("ok", "partial")),
+            runs.c.status.in_(STORED_RUN_STATUSES),
             runs.c.offers_seen > 0,
             runs.c.id != job.run_id,
             (runs.c.mode == mode) | runs.c.mode.like(f"{mode}/%"),
@@ -186,12 +259,7 @@ def _went_quiet(engine: Engine, job: Job) -> str | None:
             last = conn.execute(query).first()
     except sa_exc.SQLAlchemyError:
         return None
-    if last is None:
-        return None
-    return (
-        f"{job.name} returned no offers, where its last good refresh ({last[1]:%Y-%m-%d}) returned {last[0]}: "
-        "its pages or API have probably changed; the last good prices stay in use"
-    )
+    return None if last is None else LastGoodRun(last[0], last[1])
 
 
 def _without_conflicts(conn: Any, offers: Sequence[Offer]) -> tuple[list[Offer], list[str]]:

@@ -20,6 +20,7 @@ The region lists are the providers' own (shared/reference/providers.md):
 - A region written as alternatives (``cn-shanghai/cn-shenzhen``, "one of these") is mainland when
   every alternative is.
 
+Which rule a provider's names follow is its line's ``region_naming`` in ``vocab.PROVIDER_TABLE``.
 An unknown provider is judged by the ``cn-`` rule, an unknown Tencent city as overseas: a new mainland
 region then shows up as "overseas" (visible, and a one-line fix here) rather than the reverse.
 """
@@ -27,6 +28,8 @@ region then shows up as "overseas" (visible, and a one-line fix here) rather tha
 from __future__ import annotations
 
 from typing import Literal
+
+from vocab import REGION_NAMING
 
 Scope = Literal["mainland", "overseas"]
 SCOPES: tuple[Scope, ...] = ("mainland", "overseas")
@@ -69,11 +72,12 @@ def region_scope(provider: str, region: str) -> Scope:
         return "mainland" if parts and inside else "overseas"
     if text in ("", UNSPECIFIED_REGION):
         return "mainland"
-    if provider == "autodl":
+    naming = REGION_NAMING.get(provider, "cn-prefix")
+    if naming == "mainland":
         return "mainland"
-    if provider == "ppio":
+    if naming == "c-area":
         return "mainland" if text.startswith("c-") else "overseas"
-    if provider == "tencent":
+    if naming == "area-city":
         area, _, rest = text.partition("-")
         city = rest.split("-")[0]
         return "mainland" if area == "ap" and city in MAINLAND_CITIES else "overseas"

@@ -115,7 +115,7 @@ def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
 
 def report_day(config: Any) -> dt.date:
     """Today in the team's time zone ([schedule] timezone): the date in the file names."""
-    from planner.schedule import zone
+    from planner.config import zone
 
     return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
 

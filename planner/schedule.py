@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import functools
 import logging
 import logging.handlers
@@ -29,25 +28,17 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo
 
+from planner.config import zone
 from planner.errors import PlannerError, UsageError
 from planner.locks import LockBusy, refresh_lock
+from vocab import RunStatus
 
 log = logging.getLogger("planner.schedule")
 
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # crontab numbering: 0 (and 7) = Sunday
 CRON_HINT = "five fields, minute hour day month weekday, e.g. '0 2 * * *' (02:00 every day)"
-
-
-def zone(name: str) -> ZoneInfo:
-    """The IANA time zone ``name``; an unknown one is a UsageError with near names."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        near = difflib.get_close_matches(name, sorted(available_timezones()), n=3)
-        hint = f"did you mean {', '.join(near)}?" if near else "use an IANA name such as Asia/Shanghai"
-        raise UsageError(f"[schedule] timezone {name!r} is not a known time zone", hint=hint) from None
 
 
 def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler CronTrigger, imported lazily
@@ -331,7 +322,7 @@ def run_job(
         ]
         log.info("refresh finished: %s", "; ".join(parts) or "no provider")
         for o in summary.outcomes:
-            if o.status == "failed":
+            if o.status == RunStatus.FAILED:
                 log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
         refresh_code = summary.exit_code
     try:

@@ -28,50 +28,67 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import HOURS_PER_YEAR
 from planner.catalog import stale_purchase_price_note
+from planner.config import packaged_defaults
 from planner.errors import QuantityError, UsageError
 from planner.estimate import gpu_class
+from planner.units import MAX_GPUS
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
     from planner.pricing import JobCost
     from planner.rental import RentalCurve
 
+# The default figures are written once, in defaults.toml [tco] (what config.toml documents); their
+# sources are the comments below.
+_TCO_DEFAULTS = packaged_defaults()["tco"]
+
+
+def _packaged(key: str) -> Decimal:
+    value = _TCO_DEFAULTS[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # "years = 3.0" is the 3 years an answer prints, not "3.0 years"
+    return Decimal(str(value))
+
+
 # China business electricity: US$0.09/kWh in March 2024 (Statista, "Business electricity prices in
 # China 2019-2024") and US$0.088/kWh average industrial rate in 2024 (China Briefing, "China's
 # Industrial Power Rates"), at 7.10 CNY/USD (defaults.toml [fx]): about 0.64 CNY/kWh. Peak-hour tariffs
 # in coastal cities run to 1.0-1.1 CNY/kWh; override with --electricity.
-ELECTRICITY_CNY_PER_KWH = Decimal("0.64")
+ELECTRICITY_CNY_PER_KWH = _packaged("electricity_cny_per_kwh")
 ELECTRICITY_SOURCE = "Statista Mar 2024 (US$0.09/kWh) and China Briefing 2024 (US$0.088/kWh) at 7.10 CNY/USD"
 # NDRC/MIIT action plan for green data centres (issued 2024-07-23, Xinhua 2024-07-24): national average
 # PUE "lowered to less than 1.5" by 2025. New large data centres must reach 1.3.
-PUE = Decimal("1.5")
+PUE = _packaged("pue")
 PUE_SOURCE = "NDRC/MIIT data-centre action plan, 2024-07-23: national average PUE below 1.5 by 2025"
 # Assumptions (no source found): a busy GPU draws its TDP; an idle one 20% of it; the host (CPUs, RAM,
 # NICs, fans) adds 30% to the GPUs' draw.
 BUSY_POWER_FRACTION = Decimal("1")
-IDLE_POWER_FRACTION = Decimal("0.2")
-HOST_POWER_FRACTION = Decimal("0.3")
+IDLE_POWER_FRACTION = _packaged("idle_power_fraction")
+HOST_POWER_FRACTION = _packaged("host_power_fraction")
 # Host share per GPU (CPU, RAM, chassis, network), by GPU class.
 # Data centre [derived]: an 8-GPU H20 server ~1.2M CNY (Huxiu, Jul 2024) / 8 = 150k per GPU, less the
 # card's ~110k CNY (Reuters, Jan 2024) = 40k CNY per GPU.
 # Consumer [assumption]: a 4-GPU workstation's CPU, board, RAM, 2 kW PSU and case ~20k CNY = 5k per GPU.
-HOST_CNY_PER_GPU: dict[str, Decimal] = {"datacenter": Decimal("40000"), "consumer": Decimal("5000")}
+HOST_CNY_PER_GPU: dict[str, Decimal] = {
+    c: _packaged(f"host_cny_per_gpu_{c}") for c in ("datacenter", "consumer")
+}
 HOST_SOURCE: dict[str, str] = {
     "datacenter": "derived: H20 8-GPU server ~1.2M CNY (Huxiu, Jul 2024) / 8 − card ~110k (Reuters, 2024-01)",
     "consumer": "assumption: a 4-GPU workstation host ~20k CNY",
 }
 # Hosting and maintenance per GPU-year, electricity excluded [assumption]: a colocation cabinet share
 # and repairs for a server GPU; desk space and repairs for a workstation card.
-HOSTING_CNY_PER_GPU_YEAR: dict[str, Decimal] = {"datacenter": Decimal("8000"), "consumer": Decimal("500")}
+HOSTING_CNY_PER_GPU_YEAR: dict[str, Decimal] = {
+    c: _packaged(f"hosting_cny_per_gpu_year_{c}") for c in ("datacenter", "consumer")
+}
 # Resale [assumption]: China's second-hand GPU market is active, but no price series was found. A card
 # keeps 67% of its value a year, i.e. 30% after the default 3 years (0.67³ ≈ 0.30).
-RESALE_ANNUAL_RETENTION = Decimal("0.67")
-DEFAULT_YEARS = Decimal("3")
+RESALE_ANNUAL_RETENTION = _packaged("resale_annual_retention")
+DEFAULT_YEARS = _packaged("years")
 ASSUMPTION = "assumption (no source found)"
 
 # Bounds on what a person can mean.
 MAX_YEARS = Decimal(10)  # the rental engine quotes at most ten years
-MAX_GPUS = 100_000
 MAX_PURCHASE_CNY = Decimal(10_000_000)  # per GPU; an 8-GPU H100 server is ~2.7M CNY
 MAX_RENT_CNY_PER_GPU_HOUR = Decimal(10_000)
 MAX_ELECTRICITY_CNY_PER_KWH = Decimal(10)

@@ -20,12 +20,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reports.files import written_whole  # the one write-whole recipe, as reports.csvfile uses it
 
-if TYPE_CHECKING:  # types only: drawing needs no database
-    from reports.build import Report
+if TYPE_CHECKING:  # types only: drawing needs no pandas until it draws
+    import pandas as pd
+
+
+class Report(Protocol):
+    """What the chart reads of a report (``reports.build.Report``, which imports this module's window)."""
+
+    @property
+    def day(self) -> dt.date: ...
+    @property
+    def as_of(self) -> dt.date | None: ...
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]: ...
+    @property
+    def trend(self) -> pd.DataFrame | None: ...
+
+    def file_name(self, table: str, suffix: str = ...) -> str: ...
+
 
 NAME = "cheapest_trend"  # the file's name after the date: <day>[_scope]_cheapest_trend.png
 TREND_DAYS = 30  # the window: the days up to the report's newest price

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.output import iso_time, neutralise
+from reports.cells import iso_time, neutralise
 from reports.files import written_whole
 
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from db import schema
 from db.queries import latest_prices, latest_rows, uses_lateral
 from db.schema import instances, prices, scrape_runs
+from vocab import StockStatus
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
 # before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
@@ -357,7 +358,9 @@ def availability_frame(
     frame = frame.merge(stock, on=list(_KEY), how="left")
     for name in ("idle_gpus", "total_gpus"):
         frame[name] = pd.to_numeric(frame[name]).round().astype("Int64")
-    derived = frame["idle_gpus"].map(lambda n: "available" if n > 0 else "sold_out", na_action="ignore")
+    derived = frame["idle_gpus"].map(
+        lambda n: StockStatus.AVAILABLE.value if n > 0 else StockStatus.SOLD_OUT.value, na_action="ignore"
+    )
     frame["stock_status"] = frame["stock_status"].astype(object).fillna(derived.astype(object))
     frame["stock_status"] = frame["stock_status"].fillna("unknown")
     frame["observed_at_utc"] = pd.to_datetime(frame["observed_at_utc"])

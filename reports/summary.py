@@ -16,8 +16,9 @@ import pandas as pd
 
 from reports.build import TABLES, Report
 from reports.chart import SIZE_PX, Chart, alt_text
+from vocab import PROBLEM_RUN_STATUSES, RunStatus
 
-PROBLEM_STATUSES = ("failed", "partial", "running", "interrupted")
+PROBLEM_STATUSES = PROBLEM_RUN_STATUSES
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def summarise(
 
     provider_count = prices["provider"].nunique()
     scope = ", ".join([*report.gpu_models, *report.providers])
-    failed = int((health["status"] == "failed").sum())
+    failed = int((health["status"] == RunStatus.FAILED).sum())
     subject = f"GPU prices {report.day.isoformat()}: {len(prices)} prices, {len(changes)} change(s)"
     if failed:
         subject += f", {failed} provider(s) failed"

@@ -64,6 +64,30 @@ class AliyunScraper:
     )
     # ECS allows about 20 QPS (Max-Cheng throttles to 18); five a second is plenty for us.
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2, read_timeout_s=120)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"cdn_version": "version", "spot": "bool"}
+
+    @staticmethod
+    def check(client: HttpClient, settings: ProviderSettings) -> str:
+        """``planner providers --check``: the cheapest request of the mode in use, and what it answered."""
+        creds = settings.credentials
+        if creds.get(ENV_ID) and creds.get(ENV_SECRET):
+            data = AliyunApi(client, creds[ENV_ID], creds[ENV_SECRET]).call("DescribeRegions", {})
+            regions = (
+                (data.get("Regions") or {}).get("Region") if isinstance(data.get("Regions"), dict) else None
+            )
+            return f"DescribeRegions answered with {len(regions) if isinstance(regions, list) else 0} regions"
+        version = discover_version(client.get(PRICING_PAGE).text)
+        if version is None:
+            return (
+                "the pricing page answered but names no price-file version (the remembered one will be used)"
+            )
+        return f"the pricing page names price file {version}"
+
+    @staticmethod
+    def state_options(state_dir: Path) -> dict[str, Any]:
+        """Options of a live run: the file remembering the last good price-file version."""
+        return {"state_path": str(state_dir / "aliyun.json")}
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         if env.get(ENV_ID) and env.get(ENV_SECRET):

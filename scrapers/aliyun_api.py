@@ -18,11 +18,29 @@ from typing import Any
 from scrapers.acs3 import Acs3Signer
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpResponse
-from scrapers.stock import Stock, aliyun_stock, best_of
+from scrapers.stock import Stock, best_of, word, worst
 from scrapers.types import ItemSkipped, optional_number, optional_price
 
 VERSION = "2014-05-26"
 CENTRAL = "https://ecs.aliyuncs.com/"
+
+
+# Stock words: ``SupportedResource.Status`` (Available | SoldOut) and ``StatusCategory`` (WithStock |
+# ClosedWithStock | WithoutStock | ClosedWithoutStock), DescribeAvailableResource API doc (providers.md
+# §2.1); the SDK (alibabacloud_ecs20140526 7.11.8) types both as plain ``str``.
+ALIYUN_STATUS: dict[str, Stock] = {"Available": Stock.AVAILABLE, "SoldOut": Stock.SOLD_OUT}
+# "Closed" = the type is no longer sold to new buyers there; WithStock/WithoutStock = stock left or not.
+ALIYUN_STATUS_CATEGORY: dict[str, Stock] = {
+    "WithStock": Stock.AVAILABLE,
+    "ClosedWithStock": Stock.AVAILABLE,
+    "WithoutStock": Stock.SOLD_OUT,
+    "ClosedWithoutStock": Stock.SOLD_OUT,
+}
+
+
+def aliyun_stock(status: Any, status_category: Any) -> Stock:
+    """Aliyun ``Status`` with ``StatusCategory``: ``Available`` + ``WithoutStock`` is sold out."""
+    return worst(word(ALIYUN_STATUS, status), word(ALIYUN_STATUS_CATEGORY, status_category))
 
 
 @dataclass(frozen=True)
@@ -97,7 +115,7 @@ class AliyunApi:
 
     def availability(self, region: str) -> tuple[dict[str, Stock], list[str]]:
         """(instance type -> stock, reasons for entries left out). Per zone, ``Status`` and
-        ``StatusCategory`` combine in :func:`scrapers.stock.aliyun_stock` ("Available" beside
+        ``StatusCategory`` combine in :func:`aliyun_stock` ("Available" beside
         "WithoutStock" is sold out); over zones the best one decides. An entry without ``Value`` is
         left out with a reason, never the region."""
         params = {"RegionId": region, "DestinationResource": "InstanceType", "InstanceChargeType": "PostPaid"}

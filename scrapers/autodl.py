@@ -27,8 +27,9 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.stock import autodl_stock
+from scrapers.stock import Stock, from_count
 from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, to_price
+from vocab import HOURS_PER_UNIT, UNIT_OF_MODE, BillingMode
 
 PROVIDER = "autodl"
 GPU_TYPE_URL = "https://www.autodl.com/api/v1/machine/gpu_type"
@@ -36,18 +37,25 @@ REGION_URL = "https://www.autodl.com/api/v1/region/list"
 SEARCH_URL = "https://www.autodl.com/api/v1/machine/search"
 ENV_TOKEN = "AUTODL_TOKEN"
 EXPIRED = "AutoDL refused the token ({}): log in again and refresh AUTODL_TOKEN"
-# charge_type -> (canonical billing, unit, hours in the unit)
-CHARGE_TYPES: dict[str, tuple[str, str, int]] = {
-    "payg": ("on_demand", "hour", 1),
-    "daily": ("daily", "day", 24),
-    "weekly": ("weekly", "week", 168),
-    "monthly": ("monthly", "month", 730),
+# charge_type -> canonical billing mode (its unit and hours are vocab's UNIT_OF_MODE and HOURS_PER_UNIT)
+CHARGE_TYPES: dict[str, BillingMode] = {
+    "payg": BillingMode.ON_DEMAND,
+    "daily": BillingMode.DAILY,
+    "weekly": BillingMode.WEEKLY,
+    "monthly": BillingMode.MONTHLY,
 }
 PAGE_SIZE = 100  # the market caps page_size at 100 (report 2026-08-06)
 PAGE_PAUSE_S = 0.2  # gpuhunter's pause between pages
 MAX_PAGES = 200  # 3194 payg machines on 2026-08-06 = 32 pages; 200 means something is wrong
 MAX_CNY_PER_GPU_HOUR = Decimal(200)  # H800 is 8.88/GPU-hour (2026-08); 200 means the unit changed
 _LI_PER_CNY = Decimal(1000)
+
+
+def autodl_stock(orderable_gpus: int | None, idle_gpus: int | None) -> Stock:
+    """AutoDL counts (machine/search ``gpu_idle_num`` and ``gpu_order_num``, providers.md §4.1, report
+    2026-08-06): orderable GPUs decide (idle but not orderable is sold out); without ``gpu_order_num``
+    the idle count decides, as before that field was read. No stock word, counts only."""
+    return from_count(orderable_gpus if orderable_gpus is not None else idle_gpus)
 
 
 @dataclass(frozen=True)
@@ -132,7 +140,7 @@ def _price_li(item: dict[str, Any], charge_type: str) -> int | None:
     ):  # 厘 are integers; a string or float means the shape changed
         raise ScrapeError(f"{where}: {raw!r} is not an integer number of 厘")
     li = int(to_price(raw, where))  # negative -> ScrapeError
-    hours = CHARGE_TYPES[charge_type][2]
+    hours = HOURS_PER_UNIT[UNIT_OF_MODE[CHARGE_TYPES[charge_type]]]
     if li_to_cny(li) / hours > MAX_CNY_PER_GPU_HOUR:
         raise ScrapeError(f"{where}: {li} 厘 is absurd (over {MAX_CNY_PER_GPU_HOUR} CNY per GPU-hour)")
     return li
@@ -192,7 +200,8 @@ def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], 
 
 def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
     """Per (GPU model, region): the cheapest and the median price, and the idle/total GPU counts."""
-    billing, unit, _ = CHARGE_TYPES[charge_type]
+    billing = CHARGE_TYPES[charge_type]
+    unit = UNIT_OF_MODE[billing]
     groups: dict[tuple[str, str], list[Machine]] = defaultdict(list)
     for m in machines:
         groups[(m.gpu_name, m.region)].append(m)
@@ -239,6 +248,30 @@ class AutodlScraper:
         'sends), raw, without "Bearer"; it expires: a run that says so needs a fresh one'
     )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=PAGE_PAUSE_S)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"charge_types": "names"}
+    # What to do when the market refuses the token (``planner providers --check``).
+    refused_hint: ClassVar[str] = (
+        "log in to autodl.com again and set AUTODL_TOKEN to the fresh token (no 'Bearer')"
+    )
+
+    @staticmethod
+    def check(client: HttpClient, settings: ProviderSettings) -> str:
+        """``planner providers --check``: the cheapest request of the mode in use, and what it answered."""
+        token = settings.credentials.get(ENV_TOKEN, "").strip().removeprefix("Bearer ").strip()
+        if token:
+            body = {
+                "charge_type": "payg",
+                "page_index": 1,
+                "page_size": 1,
+                "gpu_idle_num": 0,
+                "default_order": True,
+            }
+            answer = client.post(SEARCH_URL, json_body=body, headers={"Authorization": token})
+            _, total, _ = parse_search_page(answer.content, "payg")
+            return f"the market search took the token ({total} machines listed)"
+        gpus = parse_gpu_types(client.get(GPU_TYPE_URL).content)
+        return f"the public GPU list answered ({len(gpus)} models); no token, so no market prices"
 
     def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
         self.sleep = sleep

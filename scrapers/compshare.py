@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from vocab import StockStatus
 
 PROVIDER = "compshare"
 API_URL = "https://api.compshare.cn/"
@@ -60,7 +61,7 @@ CHARGE_TYPES: dict[str, tuple[str, str]] = {
     "Month": ("monthly", "month"),
     "Year": ("yearly", "year"),
 }
-PRICED_STATUSES = {"Normal": "available", "Soldout": "sold_out"}
+PRICED_STATUSES = {"Normal": StockStatus.AVAILABLE, "Soldout": StockStatus.SOLD_OUT}
 MAX_CNY_PER_GPU_HOUR = Decimal(200)  # an H800 rents for ~9 CNY per GPU-hour; 200 means a unit changed
 REFUSED = "CompShare refused the keys (RetCode {}: {}): check COMPSHARE_PUBLIC_KEY and COMPSHARE_PRIVATE_KEY"
 AUTH_RETCODES = frozenset({171, 172, 174})  # UCloud: signature error, public key error, no permission
@@ -339,8 +340,8 @@ class CompshareScraper:
             # The inventory lists a zone's free cards per type: a type it leaves out has none free.
             idle = None if zone_cards is None else zone_cards.get(gpu.name, 0)
             stock = PRICED_STATUSES[gpu.status]
-            if stock == "available" and idle is not None and idle < gpus:
-                stock = "sold_out"
+            if stock == StockStatus.AVAILABLE and idle is not None and idle < gpus:
+                stock = StockStatus.SOLD_OUT
             yield RawOffer(
                 provider=PROVIDER,
                 region=region,

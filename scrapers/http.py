@@ -32,7 +32,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -40,7 +40,17 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import requests
 
 from scrapers.base import ScrapeError
-from scrapers.recording import MAX_RESPONSE_BYTES, Recorder, Replayer, redact_url, scrub_text, secret_forms
+
+# HttpResponse lives beside the recorder that writes and serves it; it is part of this module's face.
+from scrapers.recording import (
+    MAX_RESPONSE_BYTES,
+    HttpResponse,
+    Recorder,
+    Replayer,
+    redact_url,
+    scrub_text,
+    secret_forms,
+)
 
 
 @dataclass(frozen=True)
@@ -56,30 +66,6 @@ class HttpPolicy:
     min_interval_s: float = 0.5  # between the starts of two requests to this provider
     max_body_bytes: int = MAX_RESPONSE_BYTES  # decoded: a gzip bomb stops here, not at the memory's end
     body_deadline_s: float = 300.0  # one answer's body, first byte to last: a server dripping it stops here
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    """What a scraper gets back: status, logical URL, a few headers, the body bytes."""
-
-    status: int
-    url: str
-    headers: Mapping[str, str]
-    content: bytes
-    # The client's secrets, scrubbed from any text quoted in an error (before it is cut short).
-    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
-
-    def json(self) -> Any:
-        """The body as JSON; an HTML login page or a truncated body is a :class:`ScrapeError`."""
-        try:
-            return json.loads(self.content)
-        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[... nested 10^5 deep
-            snippet = re.sub(r"\s+", " ", scrub_text(self.text[:2000], self.secrets))[:80]
-            raise ScrapeError(f"{redact_url(self.url)} did not return JSON (starts {snippet!r})") from None
 
 
 class Signer(Protocol):

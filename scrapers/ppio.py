@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
+from vocab import StockStatus
 
 PROVIDER = "ppio"
 PRODUCTS_URL = "https://api.ppio.com/gpus/v2/products"
@@ -198,13 +199,13 @@ def parse_product(raw: dict[str, Any]) -> Product:
 def _stock(product: Product, gpus: int) -> str | None:
     """Whether an instance of ``gpus`` cards can be created now, where PPIO says."""
     if product.max_available is not None:
-        return "available" if product.max_available >= gpus else "sold_out"
+        return StockStatus.AVAILABLE if product.max_available >= gpus else StockStatus.SOLD_OUT
     if product.available is not None:
-        return "available" if product.available >= gpus else "sold_out"
+        return StockStatus.AVAILABLE if product.available >= gpus else StockStatus.SOLD_OUT
     state = (product.inventory_state or "").lower()
     if state == "normal":
-        return "available"
-    return "sold_out" if state in SOLD_OUT_STATES else None
+        return StockStatus.AVAILABLE
+    return StockStatus.SOLD_OUT if state in SOLD_OUT_STATES else None
 
 
 def offers_of(product: Product) -> list[RawOffer]:

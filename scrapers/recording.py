@@ -28,15 +28,39 @@ import os
 import re
 import stat
 from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from scrapers.base import ScrapeError
 
-if TYPE_CHECKING:
-    from scrapers.http import HttpResponse
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """What a scraper gets back: status, logical URL, a few headers, the body bytes."""
+
+    status: int
+    url: str
+    headers: Mapping[str, str]
+    content: bytes
+    # The client's secrets, scrubbed from any text quoted in an error (before it is cut short).
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON; an HTML login page or a truncated body is a :class:`ScrapeError`."""
+        try:
+            return json.loads(self.content)
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[... nested 10^5 deep
+            snippet = re.sub(r"\s+", " ", scrub_text(self.text[:2000], self.secrets))[:80]
+            raise ScrapeError(f"{redact_url(self.url)} did not return JSON (starts {snippet!r})") from None
+
 
 REDACTED = "***"
 # Names of parameters/keys whose values are secrets or change on every signed attempt.
@@ -200,8 +224,6 @@ class Replayer:
                 raise ScrapeError(f"unreadable recording {sidecar.name}: {exc}") from None
 
     def serve(self, method: str, url: str, body: bytes) -> HttpResponse:
-        from scrapers.http import HttpResponse
-
         key = match_key(method, url, body)
         entries = self._by_key.get(key)
         if not entries:

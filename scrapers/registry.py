@@ -1,6 +1,12 @@
 """The one list of providers, the protocol each implements, and how the pipeline runs one.
 
-Adding a provider touches one new module and one line in :data:`PROVIDERS`.
+Adding a provider touches one new module and one line in ``vocab.PROVIDER_TABLE`` (its name, its
+scraper class as ``module:Class``, its aliases); :data:`PROVIDERS` imports the classes from that table.
+A provider's own needs come through optional hooks on its class, never through an ``if name == ...``
+in the pipeline: ``state_options(state_dir)`` (options of a live run, such as a file it keeps),
+``replay_options`` (what a ``--from-raw`` manifest may set, and of which kind), ``check(client,
+settings)`` (``planner providers --check``'s one cheap request) and ``refused_hint`` (what to do when
+the provider refuses the credentials).
 
 How ``planner refresh`` calls a provider (each provider in its own thread/transaction)::
 
@@ -14,7 +20,7 @@ How ``planner refresh`` calls a provider (each provider in its own thread/transa
     client = make_client(cls, settings, version=planner.__version__,
                          save_raw_dir=args.save_raw, from_raw_dir=args.from_raw)
     result = collect(scraper, client, settings)                      # never raises
-    result.status   # "ok" | "partial" | "failed"
+    result.status   # RunStatus OK | PARTIAL | FAILED
     result.offers   # list[RawOffer], in the provider's words, to normalise and store
     result.issues   # list[Issue]: region failures (make the run partial) and skipped offers (counted)
     result.error    # readable text for scrape_runs.error when failed/partial; never a secret
@@ -35,19 +41,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from scrapers.aliyun import AliyunScraper
-from scrapers.autodl import AutodlScraper
 from scrapers.base import RawOffer, ScrapeError
-from scrapers.compshare import CompshareScraper
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.ppio import PpioScraper
 from scrapers.recording import scrub_text
-from scrapers.tencent import TencentScraper
 from scrapers.types import Issue, ProviderMode, ProviderSettings
-from scrapers.volcengine import VolcengineScraper
+from vocab import PROVIDER_TABLE, RunStatus
 
 __all__ = [
     "PROVIDERS",
@@ -59,6 +61,7 @@ __all__ = [
     "collect",
     "make_client",
     "read_credentials",
+    "state_options",
 ]
 
 
@@ -79,14 +82,23 @@ class Scraper(Protocol):
         ...
 
 
-PROVIDERS: dict[str, type[Scraper]] = {
-    "aliyun": AliyunScraper,
-    "tencent": TencentScraper,
-    "volcengine": VolcengineScraper,
-    "autodl": AutodlScraper,
-    "ppio": PpioScraper,
-    "compshare": CompshareScraper,
-}
+def _scraper_class(path: str) -> type[Scraper]:
+    module, _, name = path.partition(":")
+    cls: type[Scraper] = getattr(import_module(module), name)
+    return cls
+
+
+# Each line of vocab.PROVIDER_TABLE names its scraper; here they are imported, in the table's order.
+PROVIDERS: dict[str, type[Scraper]] = {p.name: _scraper_class(p.scraper) for p in PROVIDER_TABLE}
+
+
+def state_options(cls: type[Scraper], state_dir: Path) -> dict[str, Any]:
+    """The options a live run adds for ``cls`` (files of its own under the planner's ``state_dir``).
+
+    The hook is the scraper's optional ``state_options(state_dir)``; most providers keep no state.
+    """
+    hook = getattr(cls, "state_options", None)
+    return dict(hook(state_dir)) if hook else {}
 
 
 @dataclass
@@ -94,7 +106,7 @@ class ScrapeResult:
     """One provider run, ready for a ``scrape_runs`` row."""
 
     provider: str
-    status: Literal["ok", "partial", "failed"]
+    status: Literal[RunStatus.OK, RunStatus.PARTIAL, RunStatus.FAILED]
     offers: list[RawOffer] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
     error: str | None = None
@@ -153,13 +165,15 @@ def collect(scraper: Scraper, client: HttpClient, settings: ProviderSettings) ->
                     Issue(item.kind, scrub_text(item.message, secrets), item.region, item.instance_type)
                 )
     except ScrapeError as exc:
-        return ScrapeResult(scraper.name, "failed", [], issues, scrub_text(str(exc), secrets))
+        return ScrapeResult(scraper.name, RunStatus.FAILED, [], issues, scrub_text(str(exc), secrets))
     except Exception as exc:  # a scraper bug must not cost other providers their run
         text = scrub_text(f"unexpected {type(exc).__name__}: {exc}", secrets)
-        return ScrapeResult(scraper.name, "failed", [], issues, text)
+        return ScrapeResult(scraper.name, RunStatus.FAILED, [], issues, text)
     failed = [i for i in issues if i.kind == "region_failed"]
     if failed and not offers:
-        return ScrapeResult(scraper.name, "failed", [], issues, "; ".join(i.message for i in failed))
+        return ScrapeResult(scraper.name, RunStatus.FAILED, [], issues, "; ".join(i.message for i in failed))
     if failed:
-        return ScrapeResult(scraper.name, "partial", offers, issues, "; ".join(i.message for i in failed))
-    return ScrapeResult(scraper.name, "ok", offers, issues)
+        return ScrapeResult(
+            scraper.name, RunStatus.PARTIAL, offers, issues, "; ".join(i.message for i in failed)
+        )
+    return ScrapeResult(scraper.name, RunStatus.OK, offers, issues)

@@ -44,6 +44,32 @@ class TencentScraper:
     # The API allows 40 req/s (intl doc 213/33254); we ask four times a second at most.
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.25)
 
+    @staticmethod
+    def check(client: HttpClient, settings: ProviderSettings) -> str:
+        """``planner providers --check``: the cheapest request of the mode in use, and what it answered."""
+        creds = settings.credentials
+        if creds.get(ENV_ID) and creds.get(ENV_KEY):
+            signer = Tc3Signer(
+                creds[ENV_ID],
+                creds[ENV_KEY],
+                service="cvm",
+                action="DescribeRegions",
+                version="2017-03-12",
+                region="ap-guangzhou",
+            )
+            data = client.post(API_URL, json_body={}, signer=signer).json()
+            response = data.get("Response") if isinstance(data, dict) else None
+            if not isinstance(response, dict):
+                raise ScrapeError("DescribeRegions: no Response object")
+            if isinstance(response.get("Error"), dict):
+                error = response["Error"]
+                raise ScrapeError(f"DescribeRegions: {error.get('Code')}: {str(error.get('Message'))[:120]}")
+            regions = response.get("RegionSet")
+            return f"DescribeRegions answered with {len(regions) if isinstance(regions, list) else 0} regions"
+        data = client.post(f"{WORKBENCH}/area/queryCvmRegion", json_body={}).json()
+        regions = _unwrap(data, "queryCvmRegion").get("RegionSet")
+        return f"workbench queryCvmRegion answered with {len(regions) if isinstance(regions, list) else 0} regions"
+
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         if env.get(ENV_ID) and env.get(ENV_KEY):
             return ProviderMode("account", True, "Official API: list and your account's discounted prices.")

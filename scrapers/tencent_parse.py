@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from scrapers.base import RawOffer, ScrapeError
-from scrapers.stock import tencent_stock
+from scrapers.stock import Stock, word, worst
 from scrapers.types import Issue, ItemSkipped, optional_number, optional_price
 
 # Family → (GPU in Tencent's words, GiB per card), providers.md §1.3 (Tencent docs lineage, 2024-2026).
@@ -57,6 +57,22 @@ _TIER_FROM_HOUR = {"SecondStep": 96, "ThirdStep": 360}  # hours 96-360 and >360 
 GPU_NAME_SOURCES = ("Externals.GPUDesc", "Externals.GpuAttr.Type", "Remark")
 
 _REQUIRED = ("InstanceType", "Zone", "InstanceChargeType", "Price")
+
+
+# Stock words: ``InstanceTypeQuotaItem.Status`` (SELL | SOLD_OUT) and ``StatusCategory`` (EnoughStock |
+# NormalStock | UnderStock | WithoutStock), tencentcloud-sdk-python-cvm 3.1.178, models.py.
+TENCENT_STATUS: dict[str, Stock] = {"SELL": Stock.AVAILABLE, "SOLD_OUT": Stock.SOLD_OUT}
+TENCENT_STATUS_CATEGORY: dict[str, Stock] = {
+    "EnoughStock": Stock.AVAILABLE,
+    "NormalStock": Stock.AVAILABLE,
+    "UnderStock": Stock.LOW,
+    "WithoutStock": Stock.SOLD_OUT,
+}
+
+
+def tencent_stock(status: Any, status_category: Any) -> Stock:
+    """Tencent ``Status`` with ``StatusCategory``; either may be null or a value we do not know."""
+    return worst(word(TENCENT_STATUS, status), word(TENCENT_STATUS_CATEGORY, status_category))
 
 
 def _text(value: Any) -> str:

@@ -154,56 +154,9 @@ class GpuSpec:
     count: float
     memory_gb: float | None
     source: str
-    memory_note: str | None = None  # why memory_gb is None although the API sent a size
-
-
-def check_memory_size(product_name: str, size: float) -> tuple[float | None, str | None]:
-    """``Gpu.GpuDevices[].Memory.Size`` in GiB, checked against the model's known memory; else a reason.
-
-    The unit is not documented (volcenginesdk-ecs 5.0.54 types it ``int``, in the same ``Memory`` model
-    whose instance-level ``Size`` is MiB). We read it as MiB only when that matches a memory size the
-    GPU model comes in (24,576 MiB = 24 GiB for an A10, 49,152 MiB = 48 GiB for an L20); otherwise the
-    size is left out and the reason says what it would match read as GB (48 for an L20), never guessed.
-    """
-    as_gib = size / 1024
-    if _model_with_memory(product_name, as_gib):
-        return as_gib, None
-    if not _known_gpu(product_name):
-        return (
-            None,
-            f"Memory.Size {size:g} (unit undocumented) unchecked: {product_name} is not in the catalog",
-        )
-    as_gb = _model_with_memory(product_name, float(size))
-    if as_gb:
-        return None, (
-            f"Memory.Size {size:g} (unit undocumented) is no memory size of {product_name} read as MiB "
-            f"({as_gib:g} GiB); read as GB it would be {as_gb}: left out, not guessed"
-        )
-    return None, f"Memory.Size {size:g} matches no memory size of {product_name}, as MiB or as GB: left out"
-
-
-def _model_with_memory(product_name: str, memory_gb: float) -> str | None:
-    # planner.catalog is the one GPU table; imported here, lazily, so the scrapers still load without it.
-    from planner import catalog
-    from planner.errors import UsageError
-
-    try:
-        return catalog.canonical_name(product_name, memory_gb)
-    except UsageError:  # UnknownNameError too: no size of that model fits
-        return None
-
-
-def _known_gpu(product_name: str) -> bool:
-    from planner import catalog
-    from planner.errors import UnknownNameError, UsageError
-
-    try:
-        catalog.canonical_name(product_name)
-    except UnknownNameError:
-        return False
-    except UsageError:  # a known model that comes in several sizes
-        return True
-    return True
+    # Memory.Size as sent, its unit undocumented: the pipeline checks it against the catalog
+    # (planner.normalize.check_memory_size), so the scraper never decides what a GPU is.
+    memory_size_undocumented: float | None = None
 
 
 def _ci(obj: Any, *names: str) -> Any:
@@ -256,9 +209,12 @@ def parse_instance_types(payload: bytes) -> tuple[dict[str, GpuSpec | None], str
             # (DOCUMENTED_TYPES) and otherwise reported as skipped with its family's reason.
             continue
         sized = isinstance(mib, int | float) and not isinstance(mib, bool) and 0 < mib < 1e9
-        memory, note = check_memory_size(name.strip(), mib) if sized else (None, None)
         specs[itype] = GpuSpec(
-            name.strip(), float(sum(_ci(d, "Count") for d in gpus)), memory, "DescribeInstanceTypes", note
+            name.strip(),
+            float(sum(_ci(d, "Count") for d in gpus)),
+            None,
+            "DescribeInstanceTypes",
+            float(mib) if sized else None,
         )
     token = _ci(result, "NextToken")
     return specs, token if isinstance(token, str) else ""

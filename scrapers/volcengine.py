@@ -26,7 +26,15 @@ from typing import Any, ClassVar
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.types import Issue, ItemSkipped, ProviderMode, ProviderSettings, optional_price
-from scrapers.volc_openapi import Credentials, GpuSpec, describe_instance_types
+from scrapers.volc_openapi import (
+    OPENAPI_URL,
+    Credentials,
+    GpuSpec,
+    VolcSigner,
+    describe_instance_types,
+    parse_instance_types,
+)
+from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED
 
 PROVIDER = "volcengine"
 CALC_URL = "https://www.volcengine.com/anonymous-api/trade/price"
@@ -284,11 +292,15 @@ def build_offers(
                 # now: no stock is claimed (quote would print "available"); the zones ride in extra.
                 stock_status=None,
                 source=source,
-                gpu_note=gpu.memory_note,
-                extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)},
+                extra={"gpu_source": gpu.source, "zones": ",".join(item.zones)}
+                | _undocumented_size(gpu.memory_size_undocumented),
             )
         )
     return out
+
+
+def _undocumented_size(size: float | None) -> dict[str, str]:
+    return {} if size is None else {EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED: f"{size:g}"}
 
 
 class VolcengineScraper:
@@ -300,6 +312,25 @@ class VolcengineScraper:
         "an AccessKey pair (IAM console > key management, ideally of a sub-user with read-only ECS access)"
     )
     http_policy: ClassVar[HttpPolicy] = HttpPolicy(min_interval_s=0.2)
+    # The options a --from-raw replay takes from the manifest, and their kind (planner/raw_manifest.py).
+    replay_options: ClassVar[dict[str, str]] = {"pricing_products": "names"}
+
+    @staticmethod
+    def check(client: HttpClient, settings: ProviderSettings) -> str:
+        """``planner providers --check``: the cheapest request of the mode in use, and what it answered."""
+        creds = settings.credentials
+        if creds.get(ENV_AK) and creds.get(ENV_SK):
+            signer = VolcSigner(
+                Credentials(creds[ENV_AK], creds[ENV_SK]),
+                region="cn-beijing",
+                service="ecs",
+            )
+            params = {"Action": "DescribeInstanceTypes", "Version": "2020-04-01", "MaxResults": "1"}
+            specs, _ = parse_instance_types(client.get(OPENAPI_URL, params=params, signer=signer).content)
+            return f"DescribeInstanceTypes answered ({len(specs)} type on the first page)"
+        params = {"Action": "ListTemplate", "Version": "2020-01-01", "TemplateCode": ECS_TEMPLATE_CODE}
+        items = parse_list_template(client.get(CALC_URL, params=params, headers=CALC_HEADERS).content)
+        return f"the pricing calculator answered ({len(items)} instance types in the ECS template)"
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         """``account`` when both keys are set: GPU facts for every type from DescribeInstanceTypes."""
@@ -324,9 +355,6 @@ class VolcengineScraper:
         api_specs = None
         if creds.get(ENV_AK) and creds.get(ENV_SK):
             api_specs = describe_instance_types(client, Credentials(creds[ENV_AK], creds[ENV_SK]))
-            for itype, spec in sorted(api_specs.items()):
-                if spec is not None and spec.memory_note:
-                    yield Issue("warning", f"Volcengine {itype}: {spec.memory_note}", instance_type=itype)
         templates = [(ECS_TEMPLATE_CODE, "ECS")]
         for product in settings.options.get("pricing_products", GPU_PRICING_PRODUCTS):
             params = {

@@ -4,7 +4,7 @@ import pytest
 
 from planner.catalog import get_model
 from planner.errors import UsageError
-from planner.estimate import MAX_GPUS, default_mfu, estimate, explain, gpu_class, job_flops
+from planner.estimate import default_mfu, estimate, explain, gpu_class, job_flops
 from planner.memory import BYTES_PER_PARAM, ModelShape, default_shape, gpus_needed, kv_cache_bytes
 
 GIB = 2**30
@@ -337,12 +337,6 @@ def test_fine_tuning_checkpoints_by_default_and_7b_lora_fits_one_24gb_card():
 def test_out_of_range_inputs(kwargs, match):
     with pytest.raises(UsageError, match=match):
         estimate(**kwargs)
-
-
-def test_max_gpus_matches_the_quote_engine():
-    from planner.quote import MAX_GPUS as QUOTE_MAX
-
-    assert MAX_GPUS == QUOTE_MAX
 
 
 def test_unknown_task_and_precision_suggest_near_names():

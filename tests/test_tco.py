@@ -129,23 +129,6 @@ def test_break_even_that_never_settles_is_flagged():
     assert "unknown" in unknown.notes[0]
 
 
-def test_defaults_match_the_tco_section_of_config():
-    from planner import tco as t
-    from planner.config import packaged_defaults
-
-    section = packaged_defaults()["tco"]
-    assert Decimal(str(section["years"])) == t.DEFAULT_YEARS
-    assert Decimal(str(section["electricity_cny_per_kwh"])) == t.ELECTRICITY_CNY_PER_KWH
-    assert Decimal(str(section["pue"])) == t.PUE
-    assert Decimal(str(section["resale_annual_retention"])) == t.RESALE_ANNUAL_RETENTION
-    assert Decimal(str(section["idle_power_fraction"])) == t.IDLE_POWER_FRACTION
-    assert Decimal(str(section["host_power_fraction"])) == t.HOST_POWER_FRACTION
-    for cls in ("datacenter", "consumer"):
-        assert Decimal(section[f"host_cny_per_gpu_{cls}"]) == t.HOST_CNY_PER_GPU[cls]
-        assert Decimal(section[f"hosting_cny_per_gpu_year_{cls}"]) == t.HOSTING_CNY_PER_GPU_YEAR[cls]
-    assert section["price_basis"] == "median"
-
-
 def test_origins_label_the_assumptions():
     r = tco(RTX4090, "1.8", 1000, pue="1.3", electricity_cny_per_kwh="1.0", origins={"pue": "--pue"})
     sources = {a.name: a.source for a in r.assumptions}

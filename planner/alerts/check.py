@@ -31,6 +31,7 @@ from planner.alerts.message import Firing, render
 from planner.alerts.offers import current_offers
 from planner.alerts.rules import Channel, Rule, load_channels, load_rules
 from planner.output import to_jsonable
+from vocab import RunStatus
 
 RUN_PROVIDER = "alerts"
 RUN_KIND = "alert"
@@ -234,7 +235,7 @@ def record_run(conn: Connection, delivery: Delivery, what: str = "alert(s)") -> 
     store.finish_run(
         conn,
         run_id,
-        "ok" if delivery.ok else "failed",
+        RunStatus.OK if delivery.ok else RunStatus.FAILED,
         offers_seen=delivery.alerts,
         error=None if delivery.ok else f"{delivery.channel}: {delivery.error}",
         notes=note + (f"; {delivery.error}" if delivery.ok and delivery.error else ""),

@@ -12,10 +12,11 @@ from typing import Any
 from planner.alerts.channels import Delivery, Post, deliver
 from planner.alerts.message import MAX_BYTES, fit
 from planner.alerts.rules import load_channels
+from vocab import PROBLEM_RUN_STATUSES
 
 TOP_MODELS = 10
 TOP_MOVES = 5
-PROBLEMS = ("failed", "partial", "running", "interrupted")
+PROBLEMS = PROBLEM_RUN_STATUSES
 
 
 def digest(report: Any) -> tuple[str, str]:

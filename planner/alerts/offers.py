@@ -25,6 +25,7 @@ from db.schema import availability, instances, prices, scrape_runs
 from planner.alerts.rules import Rule
 from planner.pricing import Availability, Offer, OfferQuery, Stock, latest_offers
 from planner.pricing import availability as stock_state
+from vocab import STORED_RUN_STATUSES
 
 SOLD_OUT = Availability.SOLD_OUT.value
 
@@ -196,7 +197,7 @@ def _new_instances(conn: Connection, rows: Sequence[Offer]) -> set[int]:
             select(func.max(scrape_runs.c.started_at)).where(
                 scrape_runs.c.provider == provider,
                 scrape_runs.c.kind == "refresh",
-                scrape_runs.c.status.in_(["ok", "partial"]),
+                scrape_runs.c.status.in_(STORED_RUN_STATUSES),
             )
         ).scalar()
         if started is None:

@@ -127,3 +127,14 @@ def test_network_failure_names_the_mirror_and_the_cause(run_cli, env, tmp_path):
 def test_check_is_listed_in_help(run_cli):
     out = run_cli("providers", "--help").stdout
     assert "--check" in out and "planner providers --check" in out
+
+
+def test_a_provider_without_a_check_hook_is_skipped_not_a_crash():
+    from scrapers.check import check_provider
+    from scrapers.http import HttpClient
+    from scrapers.types import ProviderSettings
+
+    client = HttpClient("ppio", version="0")
+    result = check_provider("ppio", "public", client, ProviderSettings(), ())
+    assert (result.status, result.detail) == ("skipped", "no cheap check for this provider")
+    assert "planner refresh --provider ppio" in result.todo

@@ -92,8 +92,22 @@ def test_record_then_replay_gives_the_same_offers(rsps, tmp_path, clock):
     assert replayed.offers == recorded.offers and len(rsps.calls) == 0
 
 
-def test_registry_matches_the_planners_provider_vocabulary():
-    from planner.providers import PROVIDERS as NAMES
+def test_each_table_line_names_a_scraper_of_that_name():
     from scrapers.registry import PROVIDERS
+    from vocab import PROVIDER_TABLE
 
-    assert tuple(PROVIDERS) == NAMES
+    assert [cls.name for cls in PROVIDERS.values()] == [p.name for p in PROVIDER_TABLE]
+
+
+def test_a_provider_state_comes_through_its_hook(tmp_path):
+    from scrapers.registry import PROVIDERS, state_options
+
+    assert state_options(PROVIDERS["aliyun"], tmp_path) == {"state_path": str(tmp_path / "aliyun.json")}
+    assert state_options(PROVIDERS["tencent"], tmp_path) == {}
+
+
+def test_aliases_belong_to_their_provider():
+    from planner.providers import canonical_provider
+
+    assert canonical_provider("阿里云") == "aliyun" and canonical_provider("Tencent Cloud") == "tencent"
+    assert canonical_provider("ppinfra") == "ppio" and canonical_provider("火山引擎") == "volcengine"

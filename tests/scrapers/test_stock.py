@@ -1,10 +1,13 @@
-"""scrapers/stock.py: each provider's stock words mapped to ours, unknown words never an error."""
+"""Each provider's stock words mapped to ours (beside its parser), unknown words never an error."""
 
 from __future__ import annotations
 
 import pytest
 
-from scrapers.stock import STOCK_STATES, aliyun_stock, autodl_stock, best_of, tencent_stock
+from scrapers.aliyun_api import aliyun_stock
+from scrapers.autodl import autodl_stock
+from scrapers.stock import STOCK_STATES, best_of
+from scrapers.tencent_parse import tencent_stock
 
 
 @pytest.mark.parametrize(

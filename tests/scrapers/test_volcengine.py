@@ -10,6 +10,7 @@ import pytest
 import responses
 from responses import matchers
 
+from planner.normalize import normalize_offers
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.types import Issue, ProviderSettings
@@ -25,6 +26,7 @@ from scrapers.volcengine import (
     parse_list_template,
     parse_template_codes,
 )
+from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "volcengine"
 KEYS = {"VOLCENGINE_ACCESS_KEY": "AKTEST", "VOLCENGINE_SECRET_KEY": "SK-very-secret"}
@@ -159,7 +161,10 @@ def test_account_join_takes_gpu_facts_from_the_api():
     specs |= parse_instance_types(_fx("describe_instance_types_p2.json"))[0]
     out = _join(specs)
     pni2 = next(o for o in out.offers if o.instance_type == "ecs.pni2.3xlarge")
-    assert (pni2.gpu_name, pni2.gpu_count, pni2.gpu_memory_gb) == ("NVIDIA A800-SXM4-80GB", 1.0, 80.0)
+    assert (pni2.gpu_name, pni2.gpu_count, pni2.gpu_memory_gb) == ("NVIDIA A800-SXM4-80GB", 1.0, None)
+    assert pni2.extra[EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED] == "81920"  # MiB, as the pipeline will find
+    (offer, *_) = normalize_offers([pni2], {}).offers
+    assert (offer.gpu_model, offer.gpu_note) == ("A800-80GB", None)
     assert pni2.extra["gpu_source"] == "DescribeInstanceTypes"
     assert "ecs.pni2.3xlarge" not in out.skipped
     assert "unmapped" in out.skipped["ecs.gnx9.xlarge"]  # the API does not know it either
@@ -268,9 +273,11 @@ def test_account_run_reports_a_gpu_memory_size_that_fits_no_unit():
     _register_calculator(ECS_TEMPLATE_CODE, "list_template_gpu.json", "get_table_gpu.json")
     offers, issues = _run(ProviderSettings(regions=("cn-beijing",), credentials=KEYS))
     a10 = [o for o in offers if o.instance_type == "ecs.gni2.3xlarge"]
-    assert a10 and all(o.gpu_memory_gb is None for o in a10)
-    assert "matches no memory size of NVIDIA A10" in a10[0].gpu_note
-    warnings = {i.instance_type: i.message for i in issues if i.kind == "warning"}
-    assert "Memory.Size 12345" in warnings["ecs.gni2.3xlarge"]
-    assert "read as GB it would be L20-48GB" in warnings["ecs.gni3.16xlarge"]
-    assert "ecs.gni3.8xlarge" not in warnings  # 49,152 MiB = 48 GiB fits an L20
+    assert a10 and all(o.extra[EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED] == "12345" for o in a10)
+    assert not [i for i in issues if "12345" in i.message]  # the scraper judges no GPU: the pipeline does
+    normalized = normalize_offers(offers, {})
+    stored = [o for o in normalized.offers if o.instance_type == "ecs.gni2.3xlarge"]
+    assert stored and all(o.memory_gb != 12345 for o in stored)
+    assert "matches no memory size of NVIDIA A10" in stored[0].gpu_note
+    (note,) = [n for n in normalized.notes if "ecs.gni2.3xlarge" in n]
+    assert note.startswith("volcengine ecs.gni2.3xlarge: memory size 12345")

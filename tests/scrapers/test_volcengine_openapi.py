@@ -120,12 +120,13 @@ def test_parse_instance_types_reads_both_casings():
     assert token == "page2+/="
     assert specs["ecs.gni2.3xlarge"].name == "NVIDIA A10"
     assert specs["ecs.gni2.3xlarge"].count == 1.0
-    assert specs["ecs.gni2.3xlarge"].memory_gb == 24.0
+    # the size as sent (MiB here); the pipeline decides what it means (planner.normalize)
+    assert specs["ecs.gni2.3xlarge"].memory_size_undocumented == 24576
     assert specs["ecs.g3i.large"] is None
     specs2, token2 = parse_instance_types(_page("describe_instance_types_p2.json"))
     assert token2 == ""
     assert specs2["ecs.pni2.3xlarge"].name == "NVIDIA A800-SXM4-80GB"
-    assert specs2["ecs.pni2.3xlarge"].memory_gb == 80.0
+    assert specs2["ecs.pni2.3xlarge"].memory_size_undocumented == 81920
     assert specs2["ecs.c3a.large"] is None
 
 
@@ -185,16 +186,30 @@ def test_describe_instance_types_stops_on_a_repeating_token():
     assert len(responses.calls) == 2
 
 
-def test_gpu_memory_size_unit_is_checked_against_the_model_not_guessed():
-    """Memory.Size of a GPU device has no documented unit: MiB is used only where it fits the model."""
+def test_gpu_memory_size_is_passed_on_as_sent_for_the_pipeline_to_check():
+    """Memory.Size of a GPU device has no documented unit: the scraper passes it on, never guesses."""
     specs, token = parse_instance_types(_page("describe_instance_types_memory_units.constructed.json"))
     assert token == ""
     l20 = specs["ecs.gni3.8xlarge"]
-    assert (l20.name, l20.count, l20.memory_gb, l20.memory_note) == ("NVIDIA L20", 1.0, 48.0, None)
-    as_gb = specs["ecs.gni3.16xlarge"]  # "48": 48 GB, or 48 MiB? reported, not guessed
-    assert as_gb.count == 2.0 and as_gb.memory_gb is None
-    assert "read as GB it would be L20-48GB" in as_gb.memory_note
-    h20 = specs["ecs.hpcpni3ln.45xlarge"]  # Size null: no memory, no complaint
-    assert (h20.count, h20.memory_gb, h20.memory_note) == (8.0, None, None)
-    odd = specs["ecs.gni2.3xlarge"]
-    assert odd.memory_gb is None and "matches no memory size of NVIDIA A10" in odd.memory_note
+    assert (l20.name, l20.count, l20.memory_gb, l20.memory_size_undocumented) == (
+        "NVIDIA L20",
+        1.0,
+        None,
+        49152,
+    )
+    assert specs["ecs.gni3.16xlarge"].memory_size_undocumented == 48
+    h20 = specs["ecs.hpcpni3ln.45xlarge"]  # Size null: nothing to check
+    assert (h20.count, h20.memory_gb, h20.memory_size_undocumented) == (8.0, None, None)
+
+
+def test_gpu_memory_size_unit_is_checked_against_the_model_not_guessed():
+    """The pipeline reads the size as MiB only where that fits the model; otherwise it says why."""
+    from planner.normalize import check_memory_size
+
+    assert check_memory_size("NVIDIA L20", 49152) == (48.0, None)
+    memory, note = check_memory_size("NVIDIA L20", 48)  # 48 GB, or 48 MiB? reported, not guessed
+    assert memory is None and "read as GB it would be L20-48GB" in note
+    memory, note = check_memory_size("NVIDIA A10", 12345)
+    assert memory is None and "matches no memory size of NVIDIA A10" in note
+    memory, note = check_memory_size("Mystery GPU 9000", 24576)
+    assert memory is None and "not in the catalog" in note

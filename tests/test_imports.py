@@ -1,0 +1,142 @@
+"""The import graph, read from the source (every ``import``, function-level and TYPE_CHECKING ones too).
+
+- No library module imports a command (``planner.commands``, ``planner.cli``): arrows point down.
+- ``vocab`` imports nothing of ours; ``scrapers``, ``db`` and ``reports`` never import ``planner``;
+  ``scrapers`` and ``db`` import only themselves and ``vocab``; ``reports`` only ``db`` and ``vocab``.
+- No two modules import each other, directly or round a longer loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("planner", "scrapers", "db", "reports", "vocab")
+COMMANDS = ("planner.commands", "planner.cli", "planner.__main__")
+# Which of our packages each package may import (itself always).
+ALLOWED = {
+    "vocab": set(),
+    "scrapers": {"vocab"},
+    "db": {"vocab"},
+    "reports": {"db", "vocab"},
+    "planner": {"scrapers", "db", "reports", "vocab"},
+}
+# Loops still to be cut, each named: the test fails when one closes (remove it here) or a new one opens.
+# Empty: there are none.
+KNOWN_LOOPS: set[frozenset[str]] = set()
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Our modules that ``name`` imports anywhere in its file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        for target in targets:
+            # the longest of our modules the target names (``from planner import catalog`` -> planner.catalog)
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {name: _imports(name, path, known) for name, path in modules.items()}
+
+
+def _loops(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                loops.append(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return loops
+
+
+def _is_package_face(name: str) -> bool:
+    # ``planner/__init__.py`` and the like: importing a submodule runs them, but they import nothing back.
+    return name in PACKAGES
+
+
+def test_the_graph_sees_lazy_imports():
+    graph = _graph()
+    assert "planner.catalog" in graph["planner.refresh"]  # imported inside a function only
+    assert "scrapers.registry" in graph["planner.raw_manifest"]
+
+
+def test_no_library_module_imports_a_command():
+    upward = [
+        (name, target)
+        for name, targets in _graph().items()
+        if not name.startswith(COMMANDS)
+        for target in targets
+        if target.startswith(COMMANDS)
+    ]
+    assert upward == []
+
+
+def test_packages_import_only_what_the_architecture_allows():
+    wrong = []
+    for name, targets in _graph().items():
+        package = name.split(".")[0]
+        for target in targets:
+            other = target.split(".")[0]
+            if other != package and other not in ALLOWED[package]:
+                wrong.append((name, target))
+    assert wrong == []
+
+
+def test_no_import_loops_but_the_known_ones():
+    loops = {loop for loop in _loops(_graph()) if not any(_is_package_face(m) for m in loop)}
+    assert loops - KNOWN_LOOPS == set(), "a new import loop"
+    assert KNOWN_LOOPS - loops == set(), "a known loop is gone: remove it from KNOWN_LOOPS"

@@ -1,0 +1,140 @@
+"""The planner's vocabulary: billing modes, price units, run and stock statuses, and the providers.
+
+This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
+nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
+them (how a billing mode is spelt by people, what a price per month costs per hour, when a run counts as
+interrupted) stay with the code that owns them.
+
+The statuses are :class:`enum.StrEnum`, so a member *is* its string: ``RunStatus.OK == "ok"``, it hashes
+like ``"ok"``, and it is stored and written to JSON and CSV as ``ok``, exactly as the bare strings were.
+
+Providers: :data:`PROVIDER_TABLE` is the scrapers' registry without the scrapers. Each line names a
+provider, the class that scrapes it (as ``module:Class``, imported only by ``scrapers.registry``), the
+other names people call it, whether it is a marketplace and how its regions are named. Adding a
+provider touches one new scraper
+module and one line here; ``planner --provider`` checks and ``--help`` read the same table without
+importing ``requests`` or any scraper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+
+class BillingMode(StrEnum):
+    """How a price is charged: per hour (``on_demand``, ``spot``) or per paid period."""
+
+    ON_DEMAND = "on_demand"
+    SPOT = "spot"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    YEARLY = "yearly"
+
+
+class RunStatus(StrEnum):
+    """A ``scrape_runs`` row's status."""
+
+    RUNNING = "running"  # started, not finished (yet, or ever: see INTERRUPTED)
+    OK = "ok"
+    PARTIAL = "partial"  # some regions failed; the rest is stored
+    FAILED = "failed"  # nothing stored
+    SKIPPED = "skipped"  # disabled in the config, or nothing to do
+    INTERRUPTED = "interrupted"  # was still running when its process died
+
+
+# A provider run that stored data (its prices count as observed).
+STORED_RUN_STATUSES: tuple[RunStatus, ...] = (RunStatus.OK, RunStatus.PARTIAL)
+# The statuses a report or an alert digest calls a problem.
+PROBLEM_RUN_STATUSES: tuple[RunStatus, ...] = (
+    RunStatus.FAILED,
+    RunStatus.PARTIAL,
+    RunStatus.RUNNING,
+    RunStatus.INTERRUPTED,
+)
+
+
+class StockStatus(StrEnum):
+    """What a provider says about stock, in our words. ``UNKNOWN`` is stored as no verdict (NULL)."""
+
+    AVAILABLE = "available"
+    LOW = "low"  # rentable now, about to run out
+    SOLD_OUT = "sold_out"
+    UNKNOWN = "unknown"
+
+
+# The verdicts ``availability.stock_status`` stores (UNKNOWN is stored as NULL).
+STORED_STOCK_STATUSES: tuple[StockStatus, ...] = (
+    StockStatus.AVAILABLE,
+    StockStatus.LOW,
+    StockStatus.SOLD_OUT,
+)
+
+HOURS_PER_DAY = 24
+HOURS_PER_WEEK = 168
+HOURS_PER_YEAR = 8760
+HOURS_PER_MONTH = 730  # 8760 / 12, the convention the providers' own calculators use
+
+# The unit a price of each billing mode is quoted per, and the hours in each unit.
+UNIT_OF_MODE: dict[str, str] = {
+    BillingMode.ON_DEMAND: "hour",
+    BillingMode.SPOT: "hour",
+    BillingMode.DAILY: "day",
+    BillingMode.WEEKLY: "week",
+    BillingMode.MONTHLY: "month",
+    BillingMode.YEARLY: "year",
+}
+HOURS_PER_UNIT: dict[str, int] = {
+    "hour": 1,
+    "day": HOURS_PER_DAY,
+    "week": HOURS_PER_WEEK,
+    "month": HOURS_PER_MONTH,
+    "year": HOURS_PER_YEAR,
+}
+
+
+# RawOffer.extra key: a GPU memory size as the provider sent it, in a unit it does not document
+# (Volcengine's Memory.Size). The pipeline checks it against the catalog (planner.normalize).
+EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
+
+
+RegionNaming = Literal["cn-prefix", "area-city", "c-area", "mainland"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One line of the provider table."""
+
+    name: str
+    scraper: str  # "module:Class", imported by scrapers.registry alone
+    aliases: tuple[str, ...] = ()  # other names, compared lower-cased without spaces or underscores
+    # A marketplace sells the GPUs of shared machines one by one: its "instance" is one GPU
+    # (normalize.py), and a job of N GPUs can sit on one machine while N fits it.
+    marketplace: bool = False
+    # How its region names tell mainland China from elsewhere (planner.regions): "cn-prefix" (cn-<city>,
+    # Hong Kong excepted), "area-city" (Tencent's ap-<city>), "c-area" (PPIO's c-<area>-<n>) or
+    # "mainland" (every region is).
+    region_naming: RegionNaming = "cn-prefix"
+
+
+PROVIDER_TABLE: tuple[Provider, ...] = (
+    Provider("aliyun", "scrapers.aliyun:AliyunScraper", ("alibaba", "alibabacloud", "alicloud", "阿里云")),
+    Provider(
+        "tencent",
+        "scrapers.tencent:TencentScraper",
+        ("tencentcloud", "qcloud", "腾讯云"),
+        region_naming="area-city",
+    ),
+    Provider("volcengine", "scrapers.volcengine:VolcengineScraper", ("volc", "bytedance", "火山引擎")),
+    Provider("autodl", "scrapers.autodl:AutodlScraper", marketplace=True, region_naming="mainland"),
+    Provider("ppio", "scrapers.ppio:PpioScraper", ("派欧云", "ppinfra"), region_naming="c-area"),
+    Provider("compshare", "scrapers.compshare:CompshareScraper", ("优云智算", "ucompshare")),
+)
+PROVIDER_NAMES: tuple[str, ...] = tuple(p.name for p in PROVIDER_TABLE)
+MARKETPLACES: frozenset[str] = frozenset(p.name for p in PROVIDER_TABLE if p.marketplace)
+REGION_NAMING: dict[str, RegionNaming] = {p.name: p.region_naming for p in PROVIDER_TABLE}
+# GPUs on one marketplace machine: AutoDL's market search lists machines with gpu_number 8
+# (shared/reference/samples/autodl_machine_search.json).
+MARKET_MACHINE_GPUS = 8
