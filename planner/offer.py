@@ -15,6 +15,7 @@ from typing import Any
 
 from planner.billing import SPOT
 from planner.normalize import per_gpu_hour
+from reports.cells import iso_time
 from vocab import StockStatus
 
 # --- availability -------------------------------------------------------------------------------
@@ -67,7 +68,7 @@ class Stock:
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
             "orderable_gpus": self.orderable_gpus,
-            "observed_at": self.observed_at.isoformat(),
+            "observed_at": iso_time(self.observed_at),
         }
 
 
@@ -165,7 +166,7 @@ class Offer:
             "unit": self.unit,
             "currency": self.currency,
             "cny_per_gpu_hour": self.cny_per_gpu_hour,
-            "observed_at": self.observed_at.isoformat(),
+            "observed_at": iso_time(self.observed_at),
             "age_days": self.age_days,
             "source": self.source,
             "from_snapshot": self.from_snapshot,

@@ -165,8 +165,8 @@ class Quote:
                 "price_basis": self.job.price_basis,
                 "history_days": self.job.history_days,
             },
-            "as_of": self.as_of.isoformat() if self.as_of else None,
-            "observed_from": self.observed_between[0].isoformat() if self.observed_between else None,
+            "as_of": self.as_of,  # emitted as ISO 8601 with its zone by planner.output.to_jsonable
+            "observed_from": self.observed_between[0] if self.observed_between else None,
             "from_snapshot": self.from_snapshot,
             "snapshot_options": self.snapshot_options,
             "recommendation": option_dict(best) if best else None,

@@ -221,3 +221,20 @@ def test_cheapest_by_model_reads_past_a_run_of_sold_out_offers(engine):
         best = cheapest_by_model(conn, offers)
     assert best["H800-80GB"].instance_type == keys[-1][2]
     assert best["H800-80GB"].availability.rentable
+
+
+def test_quote_and_plan_csv_carry_stock_and_utc_times_like_their_json(refreshed):
+    """A program reading CSV sees what JSON says: the stock verdict (a sold-out H800 is not an ordinary
+    row) and timestamps in UTC with Z (review finding: plan's CSV had no stock column)."""
+    plan = list(csv.DictReader(io.StringIO(
+        refreshed("plan", "--params", "7B", "--tokens", "2B", "--task", "lora", "--format", "csv").stdout
+    )))  # fmt: skip
+    h800 = next(row for row in plan if row["gpu_model"] == "H800-80GB")
+    assert (h800["stock_state"], h800["unavailable"]) == ("sold_out", "true")
+    assert all(row["observed_at"].endswith("Z") for row in plan)
+    quote = list(csv.DictReader(io.StringIO(
+        refreshed("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout
+    )))  # fmt: skip
+    assert quote[0]["stock_orderable_gpus"] != "" and quote[0]["observed_at"].endswith("Z")
+    doc = json.loads(refreshed("quote", "--gpu", "H800", "--hours", "10", "--format", "json").stdout)
+    assert doc["as_of"].endswith("Z") and doc["options"][0]["observed_at"].endswith("Z")

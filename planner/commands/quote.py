@@ -57,6 +57,7 @@ CSV_COLUMNS = (
     "stock_status",
     "stock_idle_gpus",
     "stock_total_gpus",
+    "stock_orderable_gpus",
     "stock_observed_at",
     "unavailable",
     "history_days",
@@ -180,6 +181,7 @@ def _csv_row(option: JobCost) -> dict[str, object]:
     row["stock_status"] = stock.stock_status if stock else None
     row["stock_idle_gpus"] = stock.idle_gpus if stock else None
     row["stock_total_gpus"] = stock.total_gpus if stock else None
+    row["stock_orderable_gpus"] = stock.orderable_gpus if stock else None
     row["stock_observed_at"] = stock.observed_at if stock else None
     recent = option.history
     row["history_days"] = recent.days if recent else None

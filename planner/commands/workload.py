@@ -460,7 +460,8 @@ def plan(
 PLAN_COLUMNS = (
     "rank", "gpu_model", "gpus_needed", "gpus", "gpus_per_instance", "instances", "wall_hours",
     "gpu_hours", "mfu", "provider", "region", "instance_type", "billing", "unit_price", "unit", "currency",
-    "total_cny", "cny_per_gpu_hour", "link", "nvlink_gbps_bidir", "fastest", "pareto", "trend",
+    "total_cny", "cny_per_gpu_hour", "stock_state", "unavailable", "link", "nvlink_gbps_bidir", "fastest",
+    "pareto", "trend",
     "observed_at", "age_days", "source", "from_snapshot", "cny_per_million_tokens_job",
     "cny_per_million_tokens_steady_state",
 )  # fmt: skip
