@@ -119,6 +119,11 @@ def test_alerts_test_names_an_unknown_channel(run_cli, tmp_path):
     result = run_cli("--config", str(path), "alerts", "test", "tem")
     assert result.exit_code == 2 and "Error: unknown channel 'tem'" in result.stderr
     assert "did you mean team?" in result.stderr
+    far = run_cli("--config", str(path), "alerts", "test", "zzzzzz")
+    assert far.exit_code == 2 and "Hint: did you mean" in far.stderr  # every configured name
+    bare = run_cli("alerts", "test", "team")  # no channels at all: say how to add one
+    assert bare.exit_code == 2 and "no channels are configured" in bare.stderr
+    assert "Hint: add a [channels.NAME] section" in bare.stderr
 
 
 def offer(**kw) -> AlertOffer:

@@ -316,16 +316,20 @@ def send_test(
 ) -> Delivery:
     """Send a short test message to one channel and record it in ``scrape_runs``; UnknownNameError for
     a channel that is not configured."""
-    from planner.errors import UnknownNameError
+    from planner.errors import UnknownNameError, UsageError
 
     channels = load_channels(config)
     channel = channels.get(channel_name)
     if channel is None:
         import difflib
 
-        raise UnknownNameError(
-            "channel", channel_name, difflib.get_close_matches(channel_name, list(channels))
-        )
+        if not channels:
+            raise UsageError(
+                f"unknown channel {channel_name!r}: no channels are configured",
+                "add a [channels.NAME] section to your config (see config.toml)",
+            )
+        near = difflib.get_close_matches(channel_name, list(channels))
+        raise UnknownNameError("channel", channel_name, near or sorted(channels))
     title = "planner: test message"
     text = (
         f"### {title}\n\nThis channel ({channel.name}, {channel.kind}) will receive planner's GPU alerts"
