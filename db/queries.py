@@ -61,7 +61,7 @@ class Availability:
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
             "orderable_gpus": self.orderable_gpus,
-            "observed_at": self.observed_at.isoformat(),
+            "observed_at": self.observed_at,  # naive UTC; the output layer writes it with its Z
         }
 
 

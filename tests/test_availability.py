@@ -40,6 +40,7 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "orderable_gpus": 0,
         "observed_at": only["availability"]["observed_at"],
     }
+    assert only["availability"]["observed_at"].endswith("Z")
     assert only["stock_state"] == "sold_out" and h800["recommendation"] is None
     assert h800["no_recommendation"].startswith("every option is sold out")
     assert only["unavailable"] is True and only["idle_gpus"] == 0  # idle_gpus: unused paid GPUs, not stock
@@ -69,6 +70,7 @@ def test_prices_show_availability_too(run_cli):
     doc = json.loads(run_cli("prices", "--gpu", "V100", "--format", "json").stdout)
     hcc = next(r for r in doc if r["instance_type"] == "HCCG5v.24XLARGE384")
     assert hcc["availability"]["stock_status"] == "sold_out"
+    assert hcc["availability"]["observed_at"].endswith("Z")  # UTC, written like every other time
     assert "sold out" in run_cli("prices", "--gpu", "V100").stdout
 
 
