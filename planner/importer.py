@@ -53,6 +53,7 @@ from planner.output import FORMULA_PREFIXES
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
 from planner.units import parse_decimal
+from planner.wording import Phrase
 from vocab import STORED_STOCK_STATUSES, RunStatus
 
 REQUIRED_COLUMNS = (
@@ -218,9 +219,9 @@ def _import(
     )
 
 
-CONFLICT_HINT = (
-    "to correct them, `planner import --replace FILE` stores this file's prices and records the old "
-    "ones in the run's notes (`planner runs --format json`)"
+CONFLICT_HINT = Phrase(
+    "to correct them, import the file again with {replace}: it stores this file's prices and records the "
+    "old ones in the run's notes (`planner runs --format json`)"
 )
 MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; the rest are counted
 

@@ -177,7 +177,7 @@ def test_numbers_save_raw_and_the_schedule_log_on_a_full_disk_are_one_line(engin
         fill(disk, 0)
         with pytest.raises(Exception) as err:
             refresh(engine, tmp_path, from_raw=RAW, save_raw=disk / "raw")
-        assert "cannot write the --save-raw manifest" in str(err.value)
+        assert "cannot write the raw answers' manifest" in str(err.value)
         with logging_to(disk / "planner.log"):
             for _ in range(3):
                 logging.getLogger("planner.test").info("a line %s", "x" * 4000)
