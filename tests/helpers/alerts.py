@@ -19,39 +19,23 @@ from db import store
 from tests.helpers.replay import FIXTURES
 
 WECOM_KEY = "693a91f6-7xxx-4bc4-97a0-0ec2sifa5aaa"
-
-
 DING_TOKEN = "d5f1c0a3b2e4f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1"
-
-
 DING_SECRET = "SEC7f3c2a1b0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b"
-
-
 FEISHU_HOOK = "2f5b7c1e-0d3a-4b6c-9e8f-a1b2c3d4e5f6"
-
-
 FEISHU_SECRET = "qT8mZ3vK1xR7pL2nW9sY4"
-
 
 # The documented answers (WeCom /document/path/91770 and its error code list; DingTalk custom robot
 # access and its error codes; Feishu custom bot guide).
 WECOM_OK = {"errcode": 0, "errmsg": "ok"}
-
-
 WECOM_BAD_KEY = {"errcode": 93000, "errmsg": "invalid webhook url, hint: [1700000000_1_abc]"}
-
-
 DING_OK = {"errcode": 0, "errmsg": "ok"}
-
 
 DING_BAD_SIGN = {
     "errcode": 310000,
     "errmsg": "sign not match, more: [https://ding-doc.dingtalk.com/doc#/serverapi2/qf2nxq]",
 }
 
-
 FEISHU_OK = {"code": 0, "data": {}, "msg": "success"}
-
 
 FEISHU_BAD_SIGN = {
     "code": 19021,
@@ -171,10 +155,7 @@ class RobotServer:
 
 
 BEFORE = FIXTURES / "alerts" / "before"
-
-
 AFTER = FIXTURES / "raw"
-
 
 CONFIG = """
 [http]

@@ -22,8 +22,6 @@ def assert_one_line_error(result, code: int, fragment: str) -> None:
 
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
 HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer", "matplotlib")
 
 

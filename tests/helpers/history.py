@@ -19,7 +19,6 @@ def day(n: int) -> dt.datetime:
 TENCENT = [(6, "30", "available"), (5, "30", "available"), (4, "30", "available"), (3, "27", "available"),
            (2, "27", "sold_out"), (1, "27", "sold_out")]  # fmt: skip
 
-
 # AutoDL A100 per GPU: cheapest listing, median listing, idle/total.
 AUTODL = [(2, "3.68", "3.90", 4, 32), (1, "3.50", "3.80", 0, 32)]
 

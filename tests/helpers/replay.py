@@ -14,17 +14,14 @@ from planner.refresh import RefreshSummary, run_refresh
 # Off in the packaged defaults until a user turns them on; the tests' config turns them on.
 OFF_BY_DEFAULT = ("ppio", "compshare")
 
-
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "raw"
-
+FIXTURES = RAW.parent
 
 # What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
 EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
 
-
 # What a refresh run with the packaged defaults (the CLI, no test config) stores.
 EXPECTED_STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
-
 
 # A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
 REPLAY_DAYS = {
@@ -77,9 +74,6 @@ def set_status(body: Path, status: int) -> None:
     meta = json.loads(sidecar.read_text(encoding="utf-8"))
     meta["status"] = status
     sidecar.write_text(json.dumps(meta), encoding="utf-8")
-
-
-FIXTURES = RAW.parent
 
 
 def break_autodl_expired_token(folder: Path) -> None:

@@ -51,8 +51,6 @@ def http_server(body: bytes, headers: dict[str, str]) -> Iterator[str]:
 
 
 READ_TIMEOUT_S = 0.4
-
-
 LOGIN_PAGE = b"<!DOCTYPE html><html><head><title>Log in</title></head><body><form>...</form></body></html>"
 
 
