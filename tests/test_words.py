@@ -144,3 +144,16 @@ def test_the_status_scan_sees_bare_words(tmp_path):
 def test_a_status_is_its_string_so_output_is_unchanged(enum):
     for member in enum:
         assert member == member.value and f"{member}" == member.value and str(member) == member.value
+
+
+def test_a_phrase_is_its_plain_wording_and_rewords_with_flags():
+    import copy
+
+    from planner.wording import Phrase
+
+    note = Phrase("{seq_len} {n} is longer than {name}'s context", n=9000, name="odd{model}")
+    assert note == "seq len 9000 is longer than odd{model}'s context"  # a value is never a template
+    assert note.quantities == ("seq_len",)
+    flag = note.worded(lambda q: "--" + q.replace("_", "-"))
+    assert flag == "--seq-len 9000 is longer than odd{model}'s context"
+    assert copy.deepcopy(note).worded(lambda q: "--x") == "--x 9000 is longer than odd{model}'s context"
