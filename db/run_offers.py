@@ -1,0 +1,89 @@
+"""Which offers a provider's refresh runs listed (``run_offers``), and which runs to compare.
+
+A refresh records every offer it stored or found already stored (``record``), in its own transaction,
+and drops the lists of the provider's runs that no comparison needs any more: only the latest stored
+run and the latest complete (``ok``) run before it are ever compared (``compared_runs``). Runs are
+ordered by their id, the order they were made in, never by the time their prices carry: a replayed
+recording's prices keep their recorded time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Connection
+
+from db.records import chunks
+from db.schema import run_offers, scrape_runs
+from vocab import STORED_RUN_STATUSES, RunStatus
+
+REFRESH = "refresh"
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """A provider's latest stored refresh run and the latest complete one before it (None: none yet)."""
+
+    latest: int
+    before: int | None
+
+
+def compared_runs(conn: Connection, provider: str) -> ComparedRuns | None:
+    """The runs a comparison of ``provider``'s listings uses; None when it has no stored refresh run. A partial run is compared as the latest (what it
+    listed is there), never as the one before (a region it lost is not an offer gone)."""
+    stored = [
+        scrape_runs.c.provider == provider,
+        scrape_runs.c.kind == REFRESH,
+        scrape_runs.c.status.in_(STORED_RUN_STATUSES),
+    ]
+    latest = conn.execute(
+        select(scrape_runs.c.id).where(*stored).order_by(scrape_runs.c.id.desc()).limit(1)
+    ).scalar()
+    if latest is None:
+        return None
+    before = conn.execute(
+        select(scrape_runs.c.id)
+        .where(*stored, scrape_runs.c.id < latest, scrape_runs.c.status == RunStatus.OK)
+        .order_by(scrape_runs.c.id.desc())
+        .limit(1)
+    ).scalar()
+    return ComparedRuns(int(latest), None if before is None else int(before))
+
+
+def record(conn: Connection, provider: str, run_id: int, offers: Iterable[tuple[int, str]]) -> None:
+    """Record the (instance id, billing) offers run ``run_id`` of ``provider`` listed, and forget the
+    lists of its runs older than the latest complete one before it: this run and every later one are
+    compared with none older (``compared_runs``)."""
+    rows = [
+        {"run_id": run_id, "instance_id": iid, "billing": billing} for iid, billing in sorted(set(offers))
+    ]
+    for chunk in chunks(rows, 5000):
+        conn.execute(insert(run_offers), chunk)
+    keep_from = conn.execute(
+        select(scrape_runs.c.id)
+        .where(
+            scrape_runs.c.provider == provider,
+            scrape_runs.c.kind == REFRESH,
+            scrape_runs.c.status == RunStatus.OK,
+            scrape_runs.c.id < run_id,
+        )
+        .order_by(scrape_runs.c.id.desc())
+        .limit(1)
+    ).scalar()
+    if keep_from is None:
+        return
+    older = select(scrape_runs.c.id).where(
+        scrape_runs.c.provider == provider, scrape_runs.c.kind == REFRESH, scrape_runs.c.id < keep_from
+    )
+    conn.execute(delete(run_offers).where(run_offers.c.run_id.in_(older)))
+
+
+def listed(conn: Connection, run_id: int) -> set[tuple[int, str]] | None:
+    """The (instance id, billing) offers run ``run_id`` listed; None when it recorded none (a run made
+    before 0005, whose list is unknown, or one whose list was forgotten)."""
+    rows = conn.execute(
+        select(run_offers.c.instance_id, run_offers.c.billing).where(run_offers.c.run_id == run_id)
+    ).all()
+    return {(int(iid), str(billing)) for iid, billing in rows} or None
