@@ -1,8 +1,8 @@
 """Which offers a provider's refresh runs listed (``run_offers``), and which runs to compare.
 
 A refresh records every offer it stored or found already stored (``record``), in its own transaction,
-and drops the lists of the provider's runs that no comparison needs any more: only the latest stored
-run and the latest complete (``ok``) run before it are ever compared (``compared_runs``). Runs are
+and drops the lists of the provider's runs that no comparison needs any more: a run's list is only
+ever compared with that of the latest complete (``ok``) run before it (``compared_runs``). Runs are
 ordered by their id, the order they were made in, never by the time their prices carry: a replayed
 recording's prices keep their recorded time.
 """
@@ -24,32 +24,42 @@ REFRESH = "refresh"
 
 @dataclass(frozen=True)
 class ComparedRuns:
-    """A provider's latest stored refresh run and the latest complete one before it (None: none yet)."""
+    """A provider's latest stored refresh run, the stored one just before it, and the latest complete
+    (``ok``) one before it (None: none yet)."""
 
     latest: int
-    before: int | None
+    previous: int | None
+    complete_before: int | None
 
 
 def compared_runs(conn: Connection, provider: str) -> ComparedRuns | None:
-    """The runs a comparison of ``provider``'s listings uses; None when it has no stored refresh run. A partial run is compared as the latest (what it
-    listed is there), never as the one before (a region it lost is not an offer gone)."""
+    """The runs a comparison of ``provider``'s refreshes uses; None when it has none stored. What a
+    run listed is compared with the latest complete run before it (a region a partial run lost is no
+    offer gone); what it said of stock, with the run just before it."""
     stored = [
         scrape_runs.c.provider == provider,
         scrape_runs.c.kind == REFRESH,
         scrape_runs.c.status.in_(STORED_RUN_STATUSES),
     ]
-    latest = conn.execute(
-        select(scrape_runs.c.id).where(*stored).order_by(scrape_runs.c.id.desc()).limit(1)
-    ).scalar()
-    if latest is None:
+    found = conn.execute(
+        select(scrape_runs.c.id, scrape_runs.c.status)
+        .where(*stored)
+        .order_by(scrape_runs.c.id.desc())
+        .limit(2)
+    ).all()
+    if not found:
         return None
-    before = conn.execute(
+    latest = int(found[0][0])
+    previous = int(found[1][0]) if len(found) > 1 else None
+    if len(found) > 1 and found[1][1] == RunStatus.OK:
+        return ComparedRuns(latest, previous, previous)
+    complete = conn.execute(
         select(scrape_runs.c.id)
         .where(*stored, scrape_runs.c.id < latest, scrape_runs.c.status == RunStatus.OK)
         .order_by(scrape_runs.c.id.desc())
         .limit(1)
     ).scalar()
-    return ComparedRuns(int(latest), None if before is None else int(before))
+    return ComparedRuns(latest, previous, None if complete is None else int(complete))
 
 
 def record(conn: Connection, provider: str, run_id: int, offers: Iterable[tuple[int, str]]) -> None:

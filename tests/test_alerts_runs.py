@@ -139,3 +139,33 @@ def test_runs_without_a_kept_list_call_nothing_new_and_only_the_compared_lists_a
     engine.dispose()
     assert sorted(run_id for run_id, _ in kept) == runs[-2:]  # the latest run and the one it is compared with
     assert {count for _, count in kept} == {9}  # the recording's nine AutoDL offers, once per run
+
+
+def test_a_partial_run_is_compared_as_the_latest_never_as_the_complete_one_before(engine):
+    from db import run_offers
+    from db.schema import instances
+    from vocab import RunStatus
+
+    with engine.begin() as conn:
+        conn.execute(
+            instances.insert(),
+            [
+                dict(provider="tencent", region=r, instance_type="GN7", gpu_model="T4-16GB", gpu_count=1)
+                for r in "ab"
+            ],
+        )
+        made = []
+        for status, listed in ((RunStatus.OK, {1, 2}), (RunStatus.PARTIAL, {1}), (RunStatus.FAILED, set())):
+            run_id = store.start_run(conn, "tencent", "refresh")
+            if status != RunStatus.FAILED:
+                run_offers.record(conn, "tencent", run_id, {(iid, "on_demand") for iid in listed})
+            store.finish_run(conn, run_id, status)
+            made.append(run_id)
+        ok, partial, _failed = made
+        assert run_offers.compared_runs(conn, "tencent") == run_offers.ComparedRuns(partial, ok, ok)
+        assert run_offers.listed(conn, partial) == {(1, "on_demand")}
+        again = store.start_run(conn, "tencent", "refresh")  # region b is back: not new against run 1
+        run_offers.record(conn, "tencent", again, {(1, "on_demand"), (2, "on_demand")})
+        store.finish_run(conn, again, RunStatus.OK)
+        assert run_offers.compared_runs(conn, "tencent") == run_offers.ComparedRuns(again, partial, ok)
+        assert run_offers.compared_runs(conn, "aliyun") is None

@@ -23,8 +23,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from db import run_offers
-from db.queries import latest_rows, recent_prices, uses_lateral
-from db.schema import availability, instances
+from db.queries import recent_prices
+from db.schema import availability
 from planner.alerts.rules import Rule
 from planner.pricing import Availability, Offer, OfferQuery, Stock, latest_offers
 from planner.pricing import availability as stock_state
@@ -37,8 +37,8 @@ class AlertOffer:
     """One offer (``planner.pricing.Offer``) as an alert sees it now, with the history its rule needs."""
 
     offer: Offer
-    # At the run before the latest that stated the stock (``offer.stock`` is the latest's): "sold_out"
-    # when it could not be rented then.
+    # At the provider's run just before its latest (``offer.stock`` is the latest's): "sold_out" when it
+    # could not be rented then.
     previous_stock_status: str | None = None
     median_cny_per_gpu_hour: Decimal | None = None  # over the window before today (drop_percent only)
     is_new: bool = False  # listed by the provider's latest refresh and not the one before (new_offers)
@@ -160,37 +160,29 @@ def _window_medians(conn: Connection, offers: Sequence[Offer], days: int) -> dic
 
 
 def _stock_changes(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], tuple[Stock, Stock]]:
-    """Per offer whose provider's latest stored refresh run stated its stock: (that stock, the stock
-    the run before stated, by run order; a run that did not state it is passed over). Runs, never the
-    time their stock carries: a replayed recording keeps its recorded time."""
+    """Per offer whose stock both its provider's latest stored refresh run and the run just before it
+    stated: (the latest's, the one before's). Runs in the order they ran, never the time their stock
+    carries: a replayed recording keeps its recorded time."""
     out: dict[tuple[int, str], tuple[Stock, Stock]] = {}
     for provider, group in _by_provider(offers).items():
         runs = run_offers.compared_runs(conn, provider)
-        if runs is None:
+        if runs is None or runs.previous is None:
             continue
         keys = {o.key for o in group}
-        now = _stock_at(conn, keys, run_id=runs.latest)
-        before = _stock_at(conn, set(now), below=runs.latest)
+        now = _stock_at(conn, keys, runs.latest)
+        before = _stock_at(conn, set(now), runs.previous)
         out.update({key: (now[key], before[key]) for key in now if key in before})
     return out
 
 
-def _stock_at(
-    conn: Connection, keys: set[tuple[int, str]], *, run_id: int | None = None, below: int | None = None
-) -> dict[tuple[int, str], Stock]:
-    """The stock run ``run_id`` stated for each key, or the latest stated by a run below ``below``."""
+def _stock_at(conn: Connection, keys: set[tuple[int, str]], run_id: int) -> dict[tuple[int, str], Stock]:
+    """The stock run ``run_id`` stated for each of ``keys`` that it stated (500 instances a query)."""
     out: dict[tuple[int, str], Stock] = {}
     iids = sorted({iid for iid, _billing in keys})
     for start in range(0, len(iids), 500):
-        wanted = select(instances.c.id).where(instances.c.id.in_(iids[start : start + 500]))
-        if run_id is not None:
-            rows = availability.select().where(
-                availability.c.run_id == run_id, availability.c.instance_id.in_(wanted)
-            )
-        else:
-            rows = select(
-                latest_rows(availability, "run_id", wanted, below=below, lateral=uses_lateral(conn))
-            )
+        rows = select(availability).where(
+            availability.c.run_id == run_id, availability.c.instance_id.in_(iids[start : start + 500])
+        )
         for row in conn.execute(rows).mappings():
             key = (row["instance_id"], row["billing"])
             if key in keys:
@@ -211,9 +203,9 @@ def _new_offers(conn: Connection, offers: Sequence[Offer]) -> set[tuple[int, str
     out: set[tuple[int, str]] = set()
     for provider, group in _by_provider(offers).items():
         runs = run_offers.compared_runs(conn, provider)
-        if runs is None or runs.before is None:
+        if runs is None or runs.complete_before is None:
             continue
-        now, then = run_offers.listed(conn, runs.latest), run_offers.listed(conn, runs.before)
+        now, then = run_offers.listed(conn, runs.latest), run_offers.listed(conn, runs.complete_before)
         if now is None or then is None:
             continue
         out |= {o.key for o in group if o.key in now and o.key not in then}
