@@ -12,13 +12,21 @@ import pytest
 from planner.alerts.channels import MAX_ERROR_CHARS, SendPolicy, deliver
 from planner.alerts.rules import Channel
 from planner.config import load_config
-from tests.test_alerts_channels import DING_SECRET, DING_TOKEN, FEISHU_SECRET, WECOM_KEY, RobotServer
+from tests.helpers.alerts import (
+    DING_SECRET,
+    DING_TOKEN,
+    FEISHU_BAD_SIGN,
+    FEISHU_SECRET,
+    WECOM_BAD_KEY,
+    WECOM_KEY,
+    RobotServer,
+)
 
 # The platforms' documented error answers (WeCom error code list, DingTalk custom robot error codes,
 # Feishu custom bot guide), as they come with an HTTP 4xx status.
 DOCUMENTED = {
     "wecom": (
-        {"errcode": 93000, "errmsg": "invalid webhook url, hint: [1700000000_1_abc]"},
+        WECOM_BAD_KEY,
         "wecom error 93000: invalid webhook url, hint: [1700000000_1_abc]",
     ),
     "dingtalk": (
@@ -26,11 +34,7 @@ DOCUMENTED = {
         "dingtalk error 300001: token is not exist",
     ),
     "feishu": (
-        {
-            "code": 19021,
-            "data": {},
-            "msg": "sign match fail or timestamp is not within one hour from current time",
-        },
+        FEISHU_BAD_SIGN,
         "feishu error 19021: sign match fail or timestamp is not within one hour from current time",
     ),
 }

@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, select
 
 from db import store
 from tests.conftest import price_row, write_csv
-from tests.test_alerts_replay import AFTER, BEFORE, DAY1, DAY2, recorded_now
+from tests.helpers.alerts import AFTER, BEFORE, recorded_now
 
 CONFIG = """
 [[alerts]]
@@ -34,7 +34,8 @@ kind = "wecom"
 """
 V100 = ["autodl/beijing-A/V100-32GB/on_demand"]  # three machines, one offer
 H20 = ["autodl/west-B/H20-NVLink/on_demand"]
-RECORDED = dt.datetime(2026, 11, 30, 3, 19, 39)  # both folders' recorded_at: older than DAY1
+DAY1 = dt.datetime(2026, 12, 1, 2, 0)  # both folders were recorded on 2026-11-30, before either day
+DAY2 = dt.datetime(2026, 12, 2, 2, 0)
 
 
 @pytest.fixture

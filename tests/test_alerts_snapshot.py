@@ -8,7 +8,7 @@ import json
 import shutil
 
 from tests.conftest import price_row, write_csv
-from tests.test_alerts_replay import AFTER, recorded_now
+from tests.helpers.alerts import AFTER, recorded_now
 
 CONFIG = """
 [[alerts]]
