@@ -38,6 +38,8 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "idle_gpus": 0,
         "total_gpus": 32,
         "orderable_gpus": 0,
+        "max_idle_gpus_per_machine": 0,
+        "max_orderable_gpus_per_machine": 0,
         "observed_at": only["availability"]["observed_at"],
     }
     assert only["availability"]["observed_at"].endswith("Z")
@@ -51,7 +53,8 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
     assert got[("tencent", "ap-beijing", "HCCG5v.24XLARGE384")]["availability"]["stock_status"] == "sold_out"
     assert got[("autodl", "beijing-A", "V100-32GB")]["availability"]["idle_gpus"] == 1
     table = run_cli("quote", "--gpu", "4090", "--hours", "10").stdout
-    assert "stock" in table.splitlines()[2] and "idle now 40/480" in table and "idle now 10/240" in table
+    assert "stock" in table.splitlines()[2]
+    assert "idle 40/480, ≤2 on one machine" in table and "idle 10/240, ≤1 on one machine" in table
     rows = list(
         csv.DictReader(
             io.StringIO(run_cli("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout)
