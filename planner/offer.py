@@ -36,6 +36,20 @@ class Availability(StrEnum):
     def rentable(self) -> bool:
         return self in (Availability.AVAILABLE, Availability.UNKNOWN)
 
+    @property
+    def words(self) -> str:
+        """The state for a line of text: "sold out", "short of idle GPUs", "not orderable", ..."""
+        return _WORDS[self]
+
+
+_WORDS = {
+    Availability.AVAILABLE: "available",
+    Availability.UNKNOWN: "stock not stated",
+    Availability.SOLD_OUT: "sold out",
+    Availability.SHORT: "short of idle GPUs",
+    Availability.NOT_ORDERABLE: "not orderable",
+}
+
 
 @dataclass(frozen=True)
 class Stock:

@@ -174,6 +174,54 @@ def test_migration_0002_keeps_0001_data(db_url):
     eng.dispose()
 
 
+def test_migration_0005_leaves_older_stock_without_a_per_machine_figure_and_judged_as_before(
+    db_url, tmp_path
+):
+    """Stock stored at 0004 (AutoDL's sums only) survives 0005 with the new columns NULL: a job is still
+    judged on the sums, as before; a refresh after it records the most idle on one machine."""
+    eng = make_engine(db_url)
+    upgrade(eng, "0004")
+    with eng.begin() as conn:
+        run = store.start_run(conn, "autodl", "refresh")
+        key = ("autodl", "west-B", "RTX 4090")
+        ids = store.upsert_instances(conn, [store.InstanceRow(*key, "RTX4090-24GB", 1)])
+        now = dt.datetime(2026, 11, 29)  # before the replay's day, so its price and stock are the latest
+        price = store.PriceRow(key, "on_demand", Decimal("1.88"), "CNY", "hour", Decimal("1.88"), now)
+        store.insert_prices(conn, [price], ids, run)
+        conn.execute(
+            text(
+                "INSERT INTO availability (instance_id, billing, run_id, observed_at, observed_on, "
+                "stock_status, idle_gpus, total_gpus, orderable_gpus) VALUES "
+                "(:iid, 'on_demand', :run, :at, :on, 'available', 40, 480, 40)"
+            ),
+            {"iid": ids[key], "run": run, "at": now, "on": now.date()},
+        )
+        store.finish_run(conn, run, "ok")
+    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION
+    columns = {c["name"] for c in inspect(eng).get_columns("availability")}
+    assert {"max_idle_gpus_per_machine", "max_orderable_gpus_per_machine"} <= columns
+    with eng.connect() as conn:
+        (old,) = queries.latest_availability(conn, [(ids[key], "on_demand")]).values()
+        assert (old.idle_gpus, old.max_idle_gpus_per_machine, old.max_orderable_gpus_per_machine) == (
+            40,
+            None,
+            None,
+        )
+        eight = quote(conn, QuoteRequest(gpu="RTX4090", hours=10, gpus=8), FX)
+    assert eight.recommendation is not None and eight.recommendation.availability.value == "available"
+    refresh(eng, tmp_path, from_raw=RAW, providers=["autodl"])
+    with eng.connect() as conn:
+        (new,) = queries.latest_availability(conn, [(ids[key], "on_demand")]).values()
+        assert (new.idle_gpus, new.max_idle_gpus_per_machine, new.max_orderable_gpus_per_machine) == (
+            40,
+            2,
+            2,
+        )
+        eight = quote(conn, QuoteRequest(gpu="RTX4090", hours=10, gpus=8), FX)
+    assert eight.recommendation is None
+    eng.dispose()
+
+
 def test_latest_availability_reads_the_unique_index_on_sqlite(tmp_path):
     eng = make_engine(f"sqlite:///{tmp_path / 'a.db'}")
     ensure_schema(eng)
