@@ -92,7 +92,7 @@ def record(conn: Connection, provider: str, run_id: int, offers: Iterable[tuple[
 
 def listed(conn: Connection, run_id: int) -> set[tuple[int, str]] | None:
     """The (instance id, billing) offers run ``run_id`` listed; None when it recorded none (a run made
-    before 0005, whose list is unknown, or one whose list was forgotten)."""
+    before 0006, whose list is unknown, or one whose list was forgotten)."""
     rows = conn.execute(
         select(run_offers.c.instance_id, run_offers.c.billing).where(run_offers.c.run_id == run_id)
     ).all()

@@ -20,7 +20,7 @@ many GPUs are idle now.
 once when its condition starts to hold and again only after it stopped, and which channels still owe
 the message (``pending``): written before anything is sent, so a failed or killed channel loses nothing.
 
-``run_offers`` (since 0005) lists the offers (instance and billing mode) each refresh run listed, kept
+``run_offers`` (since 0006) lists the offers (instance and billing mode) each refresh run listed, kept
 for a provider's last runs only (``db.run_offers``). ``prices`` cannot say it: a second refresh on the
 same day stores no price, and a replayed recording's prices carry their recorded time. Alerts compare
 the latest run with the one before on it ("new offers").
@@ -47,7 +47,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 
 metadata = MetaData()
 

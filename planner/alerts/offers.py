@@ -196,16 +196,10 @@ def _stock_at(conn: Connection, keys: set[tuple[int, str]], run_id: int) -> dict
         rows = select(availability).where(
             availability.c.run_id == run_id, availability.c.instance_id.in_(iids[start : start + 500])
         )
-        for row in conn.execute(rows).mappings():
-            key = (row["instance_id"], row["billing"])
+        for row in conn.execute(rows):
+            key = (row.instance_id, row.billing)
             if key in keys:
-                out[key] = Stock(
-                    row["stock_status"],
-                    row["idle_gpus"],
-                    row["total_gpus"],
-                    row["observed_at"],
-                    row["orderable_gpus"],
-                )
+                out[key] = Stock.of(row)
     return out
 
 
