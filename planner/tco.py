@@ -481,16 +481,21 @@ def rent_vs_buy(
     The rental is the first by ``planner.ranking.rank`` for the same busy GPU-hours run as one
     continuous job, all GPUs of the rented instances busy.
     """
+    from planner.offer_query import scope_words
     from planner.rental import describe
 
     checked = check_tco(gpu, hours, utilization, curve.gpus, years, **buy)
     best = curve.cheapest(checked.gpu_hours)
     if best is None:
+        outside = f"; there are prices outside {scope_words(curve.scope)}" if curve.outside else ""
         raise UsageError(
             f"no rental price for {gpu.name} in the database"
+            + (f" in {scope_words(curve.scope)}" if curve.outside else "")
             + (" for this much work" if curve.offers else "")
-            + (" with these --provider/--billing filters" if curve.filtered else ""),
-            "give one with --rent-price CNY per GPU-hour, or load prices: planner refresh / planner import",
+            + (" with these --provider/--billing filters" if curve.filtered else "")
+            + outside,
+            ("rent them with --scope all, " if curve.outside else "")
+            + "give one with --rent-price CNY per GPU-hour, or load prices: planner refresh / planner import",
         )
     rate_at: Callable[[Decimal], Decimal | None] = curve.rate_at
     result = tco(
