@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,73 @@ def test_plan_and_estimate_share_one_definition_of_the_options():
             estimate.metavar,
             repr(estimate.type),
         )
+
+
+# --- history ---
+
+
+def test_history_keeps_to_the_scope_and_names_the_regions_left_out(run_cli, tmp_path):
+    rows = [
+        *HK_CHEAPER,
+        dict(HK_CHEAPER[1], instance_type="ecs.gn6i-c8g1.2xlarge", price="13.00"),
+    ]
+    load(run_cli, tmp_path, rows)
+    args = ("history", "--gpu", "T4", "--days", "30")
+    doc = json.loads(run_cli(*args, "--format", "json").stdout)
+    (day,) = doc["days"]
+    assert (day["instances"], day["min_cny_per_gpu_hour"], day["max_cny_per_gpu_hour"]) == (2, 11.63, 13)
+    assert doc["scope"] == "mainland" and doc["outside_scope"] == ["aliyun cn-hongkong"]
+    table = run_cli(*args)
+    assert table.exit_code == 0, table.output
+    assert "Left out, outside the mainland: aliyun cn-hongkong (use --scope all)." in table.stdout
+    every = json.loads(run_cli(*args, "--scope", "all", "--format", "json").stdout)
+    (day,) = every["days"]
+    assert (day["instances"], day["min_cny_per_gpu_hour"], day["max_cny_per_gpu_hour"]) == (3, 7.89, 13)
+    assert every["outside_scope"] == [] and "Left out" not in run_cli(*args, "--scope", "all").stdout
+
+
+def test_history_merges_the_stock_of_the_regions_it_keeps(run_cli, tmp_path, engine):
+    from db import store
+    from db.queries import price_history
+
+    now = store.utcnow()
+    keys = [("autodl", "west-B", "4090"), ("autodl", "beijing-A", "4090"), ("aliyun", "cn-hongkong", "G")]
+    with engine.begin() as conn:
+        run = store.start_run(conn, "autodl", "refresh")
+        ids = store.upsert_instances(conn, [store.InstanceRow(*k, "RTX4090-24GB", 1) for k in keys])
+        store.insert_prices(
+            conn,
+            [
+                store.PriceRow(k, "on_demand", Decimal(p), "CNY", "hour", Decimal(p), now)
+                for k, p in zip(keys, ("2.0", "1.8", "1.0"), strict=True)
+            ],
+            ids,
+            run,
+        )
+        store.insert_availability(
+            conn,
+            [
+                store.AvailabilityRow(keys[0], "on_demand", now, "available", 3, 8),
+                store.AvailabilityRow(keys[1], "on_demand", now, "sold_out", 0, 8),
+                store.AvailabilityRow(keys[2], "on_demand", now, "available", 5, 5),
+            ],
+            ids,
+            run,
+        )
+        store.finish_run(conn, run, "ok")
+    since = now.date() - dt.timedelta(days=1)
+    with engine.connect() as conn:
+        every = price_history(conn, ["RTX4090-24GB"], since)
+        kept = price_history(conn, ["RTX4090-24GB"], since, in_scope=lambda p, r: r != "cn-hongkong")
+    by_provider = {r.provider: r for r in kept}
+    autodl = by_provider["autodl"]
+    assert (autodl.instances, autodl.min_cny_per_gpu_hour, autodl.max_cny_per_gpu_hour) == (
+        2,
+        Decimal("1.8"),
+        2,
+    )
+    assert (autodl.stock_known, autodl.sold_out, autodl.idle_gpus, autodl.total_gpus) == (2, 1, 3, 16)
+    assert "aliyun" not in by_provider
+    assert {r.provider: r for r in every}[
+        "autodl"
+    ] == autodl  # the unsplit query agrees where nothing is left out
