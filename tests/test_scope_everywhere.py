@@ -331,3 +331,21 @@ def test_history_merges_the_stock_of_the_regions_it_keeps(run_cli, tmp_path, eng
     assert {r.provider: r for r in every}[
         "autodl"
     ] == autodl  # the unsplit query agrees where nothing is left out
+
+
+@pytest.mark.parametrize(
+    ("command", "example"),
+    [
+        ("tco", "planner tco --gpu T4 --hours 2000 --scope all"),
+        ("report", "planner report --scope all"),
+        ("history", "planner history --gpu T4 --scope all"),
+        ("plan", "planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload"),
+    ],
+)
+def test_help_shows_the_new_options_with_an_example(runner, command, example):
+    from planner.cli import cli
+
+    result = runner.invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and example in result.output
+    wanted = "--zero-stage" if command == "plan" else "--scope [mainland|all]"
+    assert wanted in result.output

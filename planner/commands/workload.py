@@ -428,7 +428,8 @@ def plan(
     A800/H800), PCIe only, and the network between instances.
     Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
     named in one line. "(old)" marks a price over 90 days old; the Cheapest line warns when its price
-    is over a year old.
+    is over a year old. --zero-stage and --cpu-offload mean what they mean to estimate: a GPU that no
+    count holds at a low ZeRO stage is left out, with the reason.
 
     \b
     For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
@@ -443,6 +444,7 @@ def plan(
       planner plan --params 7B --tokens 1B --task lora
       planner plan --params 70B --tokens 20B --task full --gpus-max 64
       planner plan --params 13B --tokens 5B --task full --budget 200K --deadline-hours 72
+      planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
     from planner import plan as planning
