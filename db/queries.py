@@ -54,6 +54,9 @@ class Availability:
     total_gpus: int | None
     observed_at: dt.datetime
     orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where the provider does not say
+    # A marketplace's counts above are summed over machines: the most idle (orderable) on one machine.
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -61,6 +64,8 @@ class Availability:
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
             "orderable_gpus": self.orderable_gpus,
+            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
+            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
             "observed_at": self.observed_at,  # naive UTC; the output layer writes it with its Z
         }
 
@@ -283,11 +288,13 @@ def latest_availability(
                 latest.c.total_gpus,
                 latest.c.observed_at,
                 latest.c.orderable_gpus,
+                latest.c.max_idle_gpus_per_machine,
+                latest.c.max_orderable_gpus_per_machine,
             )
         )
-        for iid, billing, status, idle, total, observed_at, orderable in rows:
+        for iid, billing, *said in rows:
             if (iid, billing) in keys:
-                out[(iid, billing)] = Availability(status, idle, total, observed_at, orderable)
+                out[(iid, billing)] = Availability(*said)
     return out
 
 
@@ -324,6 +331,8 @@ class HistoryRow:
     sold_out: int = 0
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    # A marketplace's most idle GPUs on any one machine, over the instances of the day (None: not stated).
+    max_idle_gpus_per_machine: int | None = None
 
 
 def price_history(
@@ -350,7 +359,7 @@ def price_history(
         price_rows, stock = _kept_regions(price_rows, stock, in_scope)
     out = []
     for day, provider, model, mode, count, low, high, median in price_rows:
-        known, sold_out, idle, total = stock.get((day, provider, model, mode), (0, 0, None, None))
+        known, sold_out, idle, total, most = stock.get((day, provider, model, mode), (0, 0, None, None, None))
         out.append(
             HistoryRow(
                 day=day,
@@ -365,6 +374,7 @@ def price_history(
                 sold_out=sold_out,
                 idle_gpus=idle,
                 total_gpus=total,
+                max_idle_gpus_per_machine=most,
             )
         )
     out.sort(key=lambda r: (r.gpu_model, r.provider, r.billing, r.day))
@@ -393,10 +403,13 @@ def _wanted_instances(gpu_models: Sequence[str], providers: Sequence[str] | None
 
 
 def _kept_regions(
-    price_rows: Sequence[Any], stock: dict[tuple, tuple[int, int, int | None, int | None]], keep: Callable
-) -> tuple[list[tuple], dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None]]]:
+    price_rows: Sequence[Any],
+    stock: dict[tuple, tuple[int, int, int | None, int | None, int | None]],
+    keep: Callable,
+) -> tuple[list[tuple], dict[tuple, tuple[int, int, int | None, int | None, int | None]]]:
     """Per-region history rows (the region last) merged into one per day and series, over the regions
-    ``keep(provider, region)`` keeps: counts add up, the cheapest is the least, the dearest the most."""
+    ``keep(provider, region)`` keeps: counts add up, the cheapest is the least, the dearest and the most
+    idle on one machine the most."""
     merged: dict[tuple, list[Any]] = {}
     for *key, count, low, high, median, region in price_rows:
         if not keep(key[1], region):
@@ -405,16 +418,17 @@ def _kept_regions(
         now[0] += count
         now[1], now[2] = min(now[1], low), max(now[2], high)
         now[3] = median if now[3] is None else now[3] if median is None else min(now[3], median)
-    stated: dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None]] = {}
-    for (*key, region), (known, out, idle, total) in stock.items():
+    stated: dict[tuple, tuple[int, int, int | None, int | None, int | None]] = {}
+    for (*key, region), (known, out, idle, total, most) in stock.items():
         if not keep(key[1], region):
             continue
-        was = stated.get(tuple(key), (0, 0, None, None))
+        was = stated.get(tuple(key), (0, 0, None, None, None))
         stated[tuple(key)] = (
             was[0] + known,
             was[1] + out,
             _add(was[2], idle),
             _add(was[3], total),
+            most if was[4] is None else was[4] if most is None else max(was[4], most),
         )
     return [(*key, *values) for key, values in merged.items()], stated
 
@@ -461,9 +475,10 @@ def _stock_history(
     since: dt.date,
     billing: Sequence[str] | None,
     by_region: bool = False,
-) -> dict[tuple, tuple[int, int, int | None, int | None]]:
+) -> dict[tuple, tuple[int, int, int | None, int | None, int | None]]:
     """Per (day, provider, GPU model, billing), and region too ``by_region``: instances with a stated
-    stock, how many sold out, and the idle/total GPUs, each instance counted at its last run of the day."""
+    stock, how many sold out, the idle/total GPUs and the most idle on any one machine (a
+    marketplace's), each instance counted at its last run of the day."""
     region = [instances.c.region] if by_region else []
     last_filter = [availability.c.instance_id.in_(wanted_instances), availability.c.observed_on >= since]
     if billing:
@@ -490,6 +505,7 @@ def _stock_history(
             sold_out,
             func.sum(availability.c.idle_gpus),
             func.sum(availability.c.total_gpus),
+            func.max(availability.c.max_idle_gpus_per_machine),
             *region,
         )
         .select_from(last)
@@ -516,8 +532,9 @@ def _stock_history(
             int(out or 0),
             None if idle is None else int(idle),
             None if total is None else int(total),
+            None if most is None else int(most),
         )
-        for day, provider, model, mode, known, out, idle, total, *where in rows
+        for day, provider, model, mode, known, out, idle, total, most, *where in rows
     }
 
 
@@ -664,6 +681,8 @@ def export_rows(
             stock.c.idle_gpus,
             stock.c.total_gpus,
             stock.c.orderable_gpus,
+            stock.c.max_idle_gpus_per_machine,
+            stock.c.max_orderable_gpus_per_machine,
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .outerjoin(

@@ -11,9 +11,10 @@ index serves the hot query "latest price per instance and billing mode"; ``ix_in
 serves "everything for one GPU model".
 
 ``availability`` holds what a provider says about stock at each refresh (Tencent/Aliyun sold out,
-AutoDL idle and total GPUs), one row per run, instance and billing mode. It is a table of its own, not
-columns on ``prices``, because stock changes by the hour while a price is kept once a day: a second
-refresh on the same day adds no price but does record how many GPUs are idle now.
+AutoDL idle and total GPUs, and since 0005 the most idle on any one machine), one row per run, instance
+and billing mode. It is a table of its own, not columns on ``prices``, because stock changes by the hour
+while a price is kept once a day: a second refresh on the same day adds no price but does record how
+many GPUs are idle now.
 
 ``alert_state`` (since 0004) remembers which offers hold each alert rule's condition, so an alert fires
 once when its condition starts to hold and again only after it stopped, and which channels still owe
@@ -40,7 +41,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0004"
+HEAD_REVISION = "0005"
 
 metadata = MetaData()
 
@@ -130,6 +131,11 @@ availability = Table(
     # Since 0003. GPUs that can be ordered now (AutoDL gpu_order_num); None where the provider does not
     # say. idle_gpus > 0 with orderable_gpus == 0 is "idle but not orderable" (stock_status sold_out).
     Column("orderable_gpus", Integer),
+    # Since 0005. A marketplace (AutoDL) sums the counts above over its machines, but a job's GPUs are
+    # rented on one machine: the most idle (orderable) GPUs on any one of them. None where not stated
+    # (other providers, rows stored before 0005): the rule then judges the sums alone.
+    Column("max_idle_gpus_per_machine", Integer),
+    Column("max_orderable_gpus_per_machine", Integer),
     # "latest per instance and billing" groups on this index; one row per run.
     UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
     # "history for one GPU model over N days" reads this index.

@@ -315,4 +315,6 @@ def _availability_row(offer: Offer, observed_at: dt.datetime) -> store.Availabil
         idle_gpus=offer.idle_gpus,
         total_gpus=offer.total_gpus,
         orderable_gpus=offer.orderable_gpus,
+        max_idle_gpus_per_machine=offer.max_idle_gpus_per_machine,
+        max_orderable_gpus_per_machine=offer.max_orderable_gpus_per_machine,
     )

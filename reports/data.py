@@ -27,7 +27,8 @@ from vocab import StockStatus
 # before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
 # shows its change. The old observation's date is in every row (old_on).
 PERIODS = (("day", 1, 2), ("week", 7, 7))
-STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus")
+# max_idle_gpus_per_machine: a marketplace's (AutoDL) idle GPUs are summed over machines; the most on one.
+STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 TREND_BILLING = "on_demand"  # the chart compares the headline price: pay by the hour, no commitment
 TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
 ALL_REGIONS = "all"
@@ -78,6 +79,7 @@ AVAILABILITY_COLUMNS = (
     "stock_status",
     "idle_gpus",
     "total_gpus",
+    "max_idle_gpus_per_machine",
     "observed_at_utc",
 )
 # Run columns a newer schema adds (0002); shown when the database has them.
@@ -388,7 +390,7 @@ def availability_frame(
             conn.execute(query).mappings().all(), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
         )
     frame = frame.merge(stock, on=list(_KEY), how="left")
-    for name in ("idle_gpus", "total_gpus"):
+    for name in ("idle_gpus", "total_gpus", "max_idle_gpus_per_machine"):
         frame[name] = pd.to_numeric(frame[name]).round().astype("Int64")
     derived = frame["idle_gpus"].map(
         lambda n: StockStatus.AVAILABLE.value if n > 0 else StockStatus.SOLD_OUT.value, na_action="ignore"

@@ -419,6 +419,8 @@ def test_data_export_then_import_is_lossless(db_url, engine, tmp_path):
     assert before == after
     options = before[0]["options"]
     assert any(o.get("availability") for o in options)  # stock made the trip
+    per_machine = [(p["availability"] or {}).get("max_idle_gpus_per_machine") for p in after[1]]
+    assert 2 in per_machine  # AutoDL west-B's RTX 4090: at most 2 idle on one machine, after the trip too
     with source.connect() as conn:
         assert conn.execute(select(func.count()).where(prices.c.tiers.is_not(None))).scalar_one() > 0
         assert conn.execute(select(func.count()).where(prices.c.median_price.is_not(None))).scalar_one() > 0

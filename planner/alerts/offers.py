@@ -64,13 +64,24 @@ class AlertOffer:
     def stock(self) -> Stock | None:
         return self.offer.stock
 
+    def per_machine_text(self) -> str:
+        """``, at most 2 on one machine`` where a marketplace states it (its idle GPUs are summed over
+        machines), else empty."""
+        stock = self.offer.stock
+        if stock is None:
+            return ""
+        most = stock.max_orderable_gpus_per_machine
+        if most is None:
+            most = stock.max_idle_gpus_per_machine
+        return "" if most is None else f", at most {most} on one machine"
+
     def stock_text(self) -> str:
-        """``12/80 idle``, ``sold out``, ``available`` or ``-``."""
+        """``12/80 idle``, ``12/80 idle, at most 3 on one machine``, ``sold out``, ``available`` or ``-``."""
         stock = self.offer.stock
         if stock is None:
             return "-"
         if stock.idle_gpus is not None and stock.total_gpus:
-            return f"{stock.idle_gpus}/{stock.total_gpus} idle"
+            return f"{stock.idle_gpus}/{stock.total_gpus} idle{self.per_machine_text()}"
         if self.offer.availability is Availability.SOLD_OUT:
             return "sold out"
         return stock.stock_status or "-"
@@ -90,6 +101,8 @@ class AlertOffer:
             "idle_gpus": stock.idle_gpus if stock else None,
             "total_gpus": stock.total_gpus if stock else None,
             "rentable_gpus": stock.rentable_gpus if stock else None,
+            "max_idle_gpus_per_machine": stock.max_idle_gpus_per_machine if stock else None,
+            "max_orderable_gpus_per_machine": stock.max_orderable_gpus_per_machine if stock else None,
             "stock_state": o.availability.value,
             "previous_stock_status": self.previous_stock_status,
             "median_cny_per_gpu_hour": self.median_cny_per_gpu_hour,

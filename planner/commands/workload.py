@@ -559,7 +559,8 @@ def render_plan(p: Plan) -> str:
             lines += ["", f"Cheapest: {_option_line(best)}" + (f".{warning}" if warning else "")]
         if fastest is not best:
             lines.append(
-                f"Fastest:  {_option_line(fastest)}" + ("" if fastest.rental.rentable else " (sold out)")
+                f"Fastest:  {_option_line(fastest)}"
+                + ("" if fastest.rental.rentable else f" ({fastest.rental.availability.words})")
             )
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
@@ -613,7 +614,9 @@ def render_plan(p: Plan) -> str:
 def _plan_table_row(rank: int, o: Any) -> list[str]:
     r = o.rental
     marks = ", ".join(
-        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", not r.rentable)) if on
+        m
+        for m, on in (("fastest", o.fastest), ("pareto", o.pareto), (r.availability.words, not r.rentable))
+        if on
     )
     return [
         str(rank),
