@@ -74,6 +74,16 @@ def has_prices(conn: Connection) -> bool:
     return bool(conn.execute(select(exists().where(prices.c.id.is_not(None)))).scalar())
 
 
+def has_gathered_prices(conn: Connection) -> bool:
+    """Whether a refresh or an import has stored prices (the bundled snapshot's never count)."""
+    gathered = exists().where(
+        scrape_runs.c.kind.in_(("refresh", "import")),
+        scrape_runs.c.status.in_(STORED_RUN_STATUSES),
+        scrape_runs.c.prices_stored > 0,
+    )
+    return bool(conn.execute(select(gathered)).scalar())
+
+
 def latest_prices(
     conn: Connection,
     gpu_models: Sequence[str] | None = None,

@@ -19,6 +19,11 @@ many GPUs are idle now.
 ``alert_state`` (since 0004) remembers which offers hold each alert rule's condition, so an alert fires
 once when its condition starts to hold and again only after it stopped, and which channels still owe
 the message (``pending``): written before anything is sent, so a failed or killed channel loses nothing.
+
+``run_offers`` (since 0006) lists the offers (instance and billing mode) each refresh run listed, kept
+for a provider's last runs only (``db.run_offers``). ``prices`` cannot say it: a second refresh on the
+same day stores no price, and a replayed recording's prices carry their recorded time. Alerts compare
+the latest run with the one before on it ("new offers").
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     Numeric,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -41,7 +47,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0006"
 
 metadata = MetaData()
 
@@ -158,4 +164,13 @@ alert_state = Table(
     # JSON of the offer and the reason as fired, so a late delivery says what was true then.
     Column("detail", Text, nullable=False),
     UniqueConstraint("rule", "offer_key", name="uq_alert_state_rule_offer"),
+)
+
+run_offers = Table(
+    "run_offers",
+    metadata,
+    Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
+    Column("billing", String(16), nullable=False),
+    PrimaryKeyConstraint("run_id", "instance_id", "billing", name="pk_run_offers"),
 )
