@@ -10,7 +10,7 @@ window.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -351,16 +351,22 @@ def price_history(
     since: dt.date,
     providers: Sequence[str] | None = None,
     billing: Sequence[str] | None = None,
+    in_scope: Callable[[str, str], bool] | None = None,
 ) -> list[HistoryRow]:
     """Day by day since ``since``: per provider, GPU model and billing mode, aggregated in SQL.
 
     Reads the instances of ``gpu_models`` through ``ix_instances_gpu_model`` and their prices through
     ``uq_prices_instance_billing_day`` and their stock through ``ix_availability_instance_day``; rows
     come back already grouped (one per day and series), so a long history costs no Python memory.
+    With ``in_scope`` (provider, region: whether the region counts; the caller's region scope) they are
+    grouped per region too, and the regions it keeps are merged here.
     """
     wanted = _wanted_instances(gpu_models, providers)
-    price_rows = conn.execute(_history_statement(wanted, since, billing)).all()
-    stock = _stock_history(conn, wanted, since, billing)
+    by_region = in_scope is not None
+    price_rows: Sequence[Any] = conn.execute(_history_statement(wanted, since, billing, by_region)).all()
+    stock = _stock_history(conn, wanted, since, billing, by_region)
+    if in_scope is not None:
+        price_rows, stock = _kept_regions(price_rows, stock, in_scope)
     out = []
     for day, provider, model, mode, count, low, high, median in price_rows:
         known, sold_out, idle, total, most = stock.get((day, provider, model, mode), (0, 0, None, None, None))
@@ -406,7 +412,44 @@ def _wanted_instances(gpu_models: Sequence[str], providers: Sequence[str] | None
     return select(instances.c.id).where(*inst_filter)
 
 
-def _history_statement(wanted_instances: Select, since: dt.date, billing: Sequence[str] | None) -> Select:
+def _kept_regions(
+    price_rows: Sequence[Any],
+    stock: dict[tuple, tuple[int, int, int | None, int | None, int | None]],
+    keep: Callable,
+) -> tuple[list[tuple], dict[tuple, tuple[int, int, int | None, int | None, int | None]]]:
+    """Per-region history rows (the region last) merged into one per day and series, over the regions
+    ``keep(provider, region)`` keeps: counts add up, the cheapest is the least, the dearest and the most
+    idle on one machine the most."""
+    merged: dict[tuple, list[Any]] = {}
+    for *key, count, low, high, median, region in price_rows:
+        if not keep(key[1], region):
+            continue
+        now = merged.setdefault(tuple(key), [0, low, high, median])
+        now[0] += count
+        now[1], now[2] = min(now[1], low), max(now[2], high)
+        now[3] = median if now[3] is None else now[3] if median is None else min(now[3], median)
+    stated: dict[tuple, tuple[int, int, int | None, int | None, int | None]] = {}
+    for (*key, region), (known, out, idle, total, most) in stock.items():
+        if not keep(key[1], region):
+            continue
+        was = stated.get(tuple(key), (0, 0, None, None, None))
+        stated[tuple(key)] = (
+            was[0] + known,
+            was[1] + out,
+            _add(was[2], idle),
+            _add(was[3], total),
+            most if was[4] is None else was[4] if most is None else max(was[4], most),
+        )
+    return [(*key, *values) for key, values in merged.items()], stated
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+def _history_statement(
+    wanted_instances: Select, since: dt.date, billing: Sequence[str] | None, by_region: bool = False
+) -> Select:
     price_filter = [prices.c.instance_id.in_(wanted_instances), prices.c.observed_on >= since]
     if billing:
         price_filter.append(prices.c.billing.in_(list(billing)))
@@ -422,19 +465,31 @@ def _history_statement(wanted_instances: Select, since: dt.date, billing: Sequen
             func.min(prices.c.cny_per_gpu_hour),
             func.max(prices.c.cny_per_gpu_hour),
             func.min(median_per_gpu_hour),
+            *([instances.c.region] if by_region else []),
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .where(*price_filter)
-        .group_by(prices.c.observed_on, instances.c.provider, instances.c.gpu_model, prices.c.billing)
+        .group_by(
+            prices.c.observed_on,
+            instances.c.provider,
+            instances.c.gpu_model,
+            prices.c.billing,
+            *([instances.c.region] if by_region else []),
+        )
     )
 
 
 def _stock_history(
-    conn: Connection, wanted_instances: Select, since: dt.date, billing: Sequence[str] | None
-) -> dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None, int | None]]:
-    """Per (day, provider, GPU model, billing): instances with a stated stock, how many sold out, the
-    idle/total GPUs and the most idle on any one machine (a marketplace's), each instance counted at its
-    last run of the day."""
+    conn: Connection,
+    wanted_instances: Select,
+    since: dt.date,
+    billing: Sequence[str] | None,
+    by_region: bool = False,
+) -> dict[tuple, tuple[int, int, int | None, int | None, int | None]]:
+    """Per (day, provider, GPU model, billing), and region too ``by_region``: instances with a stated
+    stock, how many sold out, the idle/total GPUs and the most idle on any one machine (a
+    marketplace's), each instance counted at its last run of the day."""
+    region = [instances.c.region] if by_region else []
     last_filter = [availability.c.instance_id.in_(wanted_instances), availability.c.observed_on >= since]
     if billing:
         last_filter.append(availability.c.billing.in_(list(billing)))
@@ -461,6 +516,7 @@ def _stock_history(
             func.sum(availability.c.idle_gpus),
             func.sum(availability.c.total_gpus),
             func.max(availability.c.max_idle_gpus_per_machine),
+            *region,
         )
         .select_from(last)
         .join(
@@ -473,18 +529,22 @@ def _stock_history(
         )
         .join(instances, instances.c.id == availability.c.instance_id)
         .group_by(
-            availability.c.observed_on, instances.c.provider, instances.c.gpu_model, availability.c.billing
+            availability.c.observed_on,
+            instances.c.provider,
+            instances.c.gpu_model,
+            availability.c.billing,
+            *region,
         )
     )
     return {
-        (day, provider, model, mode): (
+        (day, provider, model, mode, *where): (
             int(known or 0),
             int(out or 0),
             None if idle is None else int(idle),
             None if total is None else int(total),
             None if most is None else int(most),
         )
-        for day, provider, model, mode, known, out, idle, total, most in rows
+        for day, provider, model, mode, known, out, idle, total, most, *where in rows
     }
 
 

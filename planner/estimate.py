@@ -320,7 +320,8 @@ def explain(e: Estimate) -> dict[str, str]:
             )
         else:
             out["gpu_hours"] = f"{compute} = {e.gpu_hours:,.1f}"
-        out["wall_hours"] = f"{e.gpu_hours:,.1f} / {e.gpus} = {e.wall_hours:,.1f}"
+        if e.wall_hours is not None:  # None when no count of the GPU holds the job (a low ZeRO stage)
+            out["wall_hours"] = f"{e.gpu_hours:,.1f} / {e.gpus} = {e.wall_hours:,.1f}"
     return out
 
 

@@ -2,7 +2,8 @@
 
 ``price_history(engine, query, days, today)`` returns a :class:`History`: one row per day, provider, GPU
 model and billing mode, over a :class:`Window` of ``days`` that ends today, or at the newest price when
-there is none today (the bundled snapshot), so old data is shown, not hidden.
+there is none today (the bundled snapshot), so old data is shown, not hidden. Only the regions in the
+query's scope count (``planner.offer_query``, as in quote); the regions left out are named.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from planner.offer_query import ALL, within
 from planner.pricing import OfferQuery
 
 STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
@@ -60,6 +62,8 @@ class History:
     gpu_models: list[str]
     window: Window
     rows: list[Any]
+    scope: str = ALL
+    outside: tuple[str, ...] = ()  # "provider region" of the priced regions the scope left out
 
     def records(self) -> list[dict[str, Any]]:
         return [_record(r) for r in self.rows]
@@ -71,6 +75,8 @@ class History:
             "since": self.window.since,
             "until": self.window.until,
             "until_newest_price": self.window.early,
+            "scope": self.scope,
+            "outside_scope": list(self.outside),
             "days": self.records(),
         }
 
@@ -89,11 +95,21 @@ def price_history(engine: Engine, gpu: str, query: OfferQuery, days: int, today:
     from db.queries import price_history as rows_of
 
     models, names, modes = list(query.gpu_models), list(query.providers), list(query.billing)
+    left_out: set[tuple[str, str]] = set()
+
+    def in_scope(provider: str, region: str) -> bool:
+        inside = within(query.scope, provider, region)
+        if not inside:
+            left_out.add((provider, region))
+        return inside
+
+    keep = None if query.scope == ALL else in_scope
     with engine.connect() as conn:
         newest = newest_price_day(conn, models, names or None, modes or None)
         window = Window.ending(today, newest, days)
-        found = rows_of(conn, models, window.since, names or None, modes or None)
-    return History(gpu, models, window, list(found))
+        found = rows_of(conn, models, window.since, names or None, modes or None, keep)
+    outside = tuple(f"{p} {r}" for p, r in sorted(left_out))
+    return History(gpu, models, window, list(found), query.scope, outside)
 
 
 def _record(r: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from planner.providers import canonical_provider
 from planner.regions import region_scope
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.config import Config
     from planner.offer import Offer
 
 
@@ -39,6 +40,28 @@ def check_scope(scope: str, given_by: str | None = None) -> str:
         kind = f"scope ({given_by})" if given_by else "scope"
         raise UnknownNameError(kind, scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES)
     return cleaned
+
+
+def scope_setting(config: Config) -> str:
+    """``[quote] scope`` of ``config``, checked: the scope of every answer that picks offers (quote, plan,
+    ``gpus --value``, tco's rental, the report's cheapest table) when the user names none."""
+    return check_scope(str(config.section("quote")["scope"]), "[quote] scope in the config")
+
+
+def within(scope: str, provider: str, region: str) -> bool:
+    """Whether ``provider``'s ``region`` lies in ``scope`` (``all`` holds every region)."""
+    return scope == ALL or region_scope(provider, region) == scope
+
+
+def cheaper_outside_line(scope: str, offer: Offer, amount: str, how: str) -> str:
+    """The one line that names a cheaper option outside ``scope`` (quote, tco and the report write it
+    alike): ``A cheaper option outside the mainland: aliyun cn-hongkong ecs.gn6i-c4g1.xlarge on
+    on_demand, CNY 789.00 in total (observed 2024-10-09; use --scope all).`` ``amount`` is what it
+    costs, ``how`` how to include it (the caller knows whether that is a flag or a setting)."""
+    return (
+        f"A cheaper option outside {scope_words(scope)}: {offer.provider} {offer.region} "
+        f"{offer.instance_type} on {offer.billing}, {amount} (observed {offer.observed_at:%Y-%m-%d}; {how})."
+    )
 
 
 @dataclass(frozen=True)
@@ -95,6 +118,4 @@ class OfferQuery:
     def in_scope(self, offer: Offer) -> bool:
         """Whether the offer's region lies in ``scope``; regions named in ``regions`` are asked for by
         name, so the scope does not hide them (``--region cn-hongkong`` quotes Hong Kong)."""
-        if self.scope == ALL or self.regions:
-            return True
-        return region_scope(offer.provider, offer.region) == self.scope
+        return bool(self.regions) or within(self.scope, offer.provider, offer.region)

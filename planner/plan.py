@@ -59,6 +59,8 @@ class Workload:
     lora_rank: int | None = None
     optimizer_8bit: bool = False
     overhead: float | None = None
+    zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
+    cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
 
     def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
         return estimate(
@@ -77,6 +79,8 @@ class Workload:
             lora_rank=self.lora_rank,
             optimizer_8bit=self.optimizer_8bit,
             overhead=self.overhead,
+            zero_stage=self.zero_stage,
+            cpu_offload=self.cpu_offload,
         )
 
 
@@ -171,6 +175,8 @@ class Plan:
                 "seq_len": m.seq_len,
                 "batch": m.batch,
                 "checkpointing": m.checkpointing,
+                "zero_stage": m.zero_stage,
+                "cpu_offload_gb": m.cpu_offload_gb,
                 "memory_gb": m.memory_gb,
                 "breakdown": m.breakdown,
                 "flops": m.flops,
@@ -362,7 +368,9 @@ def _work_for(
         return "no FP8 tensor cores for FP8 precision"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
-    needed = base.gpus_needed or 1
+    if base.gpus_needed is None:  # a ZeRO stage below 3 keeps more on every GPU than it has
+        return _held_by_none(base, model)
+    needed = base.gpus_needed
     if deadline is not None:
         needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
         if workload.task == "inference":  # a catalog model's heads must split evenly (planner.inference)
@@ -385,6 +393,19 @@ def _work_for(
             return f"would run more than ten years on {needed} GPUs; a deadline would use more"
         return f"every instance has more GPUs than the {gpus_max} allowed"
     return needed, serving, base.gpu_hours
+
+
+def _held_by_none(base: Estimate, model: GpuModel) -> str:
+    """Why no count of ``model`` holds the job (the estimate found none)."""
+    from planner.memory import DEFAULT_ZERO_STAGE, replicated_gb
+
+    if base.task != "inference" and base.zero_stage != DEFAULT_ZERO_STAGE:
+        whole = replicated_gb(base.breakdown, base.zero_stage)
+        return (
+            f"with ZeRO stage {base.zero_stage} every GPU holds {whole:.1f} GB of model states, more than "
+            f"its {model.memory_gb:g} GB"
+        )
+    return f"no number of {model.name} holds {base.memory_gb:.0f} GB"
 
 
 def mark(options: Sequence[PlanOption]) -> list[PlanOption]:

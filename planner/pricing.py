@@ -190,11 +190,34 @@ def cheapest_by_model(
 def cheapest_offers(conn: Connection, query: OfferQuery, fx: Mapping[str, object]) -> dict[str, Offer]:
     """``cheapest_by_model`` over the offers ``query`` admits, in catalog order; when ``query`` names
     no billing mode, spot counts only for a model sold on nothing else (the report's cheapest table)."""
-    best = cheapest_by_model(conn, latest_offers(conn, query, fx, stock=False))
+    return cheapest_in_and_out_of_scope(conn, query, fx)[0]
+
+
+def cheapest_in_and_out_of_scope(
+    conn: Connection, query: OfferQuery, fx: Mapping[str, object]
+) -> tuple[dict[str, Offer], dict[str, Offer]]:
+    """(``cheapest_offers``, and per GPU model the cheaper offer outside ``query``'s region scope:
+    ``cheaper_outside_by_model``; a spot price outside is never named), one price query for each."""
+    inside, outside = offers_in_and_out_of_scope(conn, query, fx, stock=False)
+    best = cheapest_by_model(conn, inside)
     if not query.billing:
-        spot = latest_offers(conn, replace(query, billing=(SPOT,)), fx, stock=False)
+        spot, _ = offers_in_and_out_of_scope(conn, replace(query, billing=(SPOT,)), fx, stock=False)
         best |= {m: o for m, o in cheapest_by_model(conn, spot).items() if m not in best}
-    return best
+    return best, cheaper_outside_by_model(conn, best, outside)
+
+
+def cheaper_outside_by_model(
+    conn: Connection, inside: Mapping[str, Offer], outside: Iterable[Offer]
+) -> dict[str, Offer]:
+    """Per GPU model, the cheapest of ``outside`` (offers outside the asked-for scope) that can be
+    rented now, where it costs less per GPU-hour than ``inside``'s offer of that model (or there is
+    none): the per-GPU-hour twin of ``planner.ranking.cheaper_outside`` (gpus --value, the report)."""
+    away = cheapest_by_model(conn, outside)
+    return {
+        m: o
+        for m, o in away.items()
+        if o.availability.rentable and (m not in inside or o.cny_per_gpu_hour < inside[m].cny_per_gpu_hour)
+    }
 
 
 # --- the job ------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from planner.pricing import Job, JobCost, Offer, OfferQuery, job_cost, latest_offers
-from planner.ranking import rank_costs
+from planner.pricing import ALL, Job, JobCost, Offer, OfferQuery, job_cost, offers_in_and_out_of_scope
+from planner.ranking import cheaper_outside, rank_costs
 from planner.recent import HISTORY_DAYS as HISTORY_DAYS  # re-exported: plan and tco read history here
 from planner.recent import LATEST, Recent, check_basis
 from planner.recent import recent_prices as recent_prices
@@ -86,13 +86,22 @@ class RentalCurve:
     offers: tuple[Offer, ...]  # with their stock
     recent: Mapping[tuple[int, str], Recent] = field(default_factory=dict)
     basis: str = "median"
-    filtered: bool = False  # the offers were limited by --provider or --billing
+    filtered: bool = False  # the offers were limited by providers or billing modes
+    scope: str = ALL  # the region scope of ``offers`` (``OfferQuery.scope``)
+    outside: tuple[Offer, ...] = ()  # the offers left out by ``scope`` only, with their stock
 
     def cheapest(self, work_gpu_hours: Decimal | float) -> JobCost | None:
         """The first rental of this much work by ``planner.ranking.rank``: the cheapest that can be rented now
         (the cheapest of all when none can)."""
         found = rentals(self.offers, float(work_gpu_hours), self.gpus, None, self.recent, self.basis)
         return rank_costs(found)[0] if found else None
+
+    def cheaper_outside(self, conn: Connection, work_gpu_hours: Decimal | float) -> JobCost | None:
+        """The rental of this much work outside ``scope`` that ``planner.ranking.cheaper_outside`` names
+        (rentable, and cheaper than ``cheapest``), on the same price basis; None when there is none."""
+        inside = self.cheapest(work_gpu_hours)
+        found = rentals(self.outside, float(work_gpu_hours), self.gpus, None, self.recent, self.basis)
+        return cheaper_outside(conn, inside if inside is not None and inside.rentable else None, found)
 
     def rate_at(self, work_gpu_hours: Decimal) -> Decimal | None:
         """CNY per GPU-hour of the cheapest rental for this much work (unrounded)."""
@@ -109,11 +118,12 @@ def rental_curve(
     query: OfferQuery | None = None,
     history_days: int = HISTORY_DAYS,
 ) -> RentalCurve:
-    """The offers of ``gpu`` that ``query`` admits (its providers, regions and billing modes; one
-    query) and, unless ``basis`` is latest, their 30-day history."""
+    """The offers of ``gpu`` that ``query`` admits (its providers, regions, billing modes and region
+    scope; one query), those outside its scope apart, and unless ``basis`` is latest their 30-day
+    history."""
     basis = check_basis(basis)
     query = replace(query or OfferQuery(), gpu_models=(gpu.name,), variants=frozenset())
-    offers = latest_offers(conn, query, fx)
-    recent = recent_prices(conn, offers, history_days) if basis != LATEST else {}
+    offers, outside = offers_in_and_out_of_scope(conn, query, fx)
+    recent = recent_prices(conn, [*offers, *outside], history_days) if basis != LATEST else {}
     filtered = bool(query.providers or query.regions or query.billing)
-    return RentalCurve(gpu.name, gpus, tuple(offers), recent, basis, filtered)
+    return RentalCurve(gpu.name, gpus, tuple(offers), recent, basis, filtered, query.scope, tuple(outside))

@@ -126,18 +126,46 @@ def report_day(config: Any) -> dt.date:
 
 
 def cheapest_for(
-    gpu_models: Sequence[str], providers: Sequence[str], fx: Any
-) -> Callable[[Any], dict[str, tuple[str, str, str, str]]]:
-    """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)."""
+    gpu_models: Sequence[str], providers: Sequence[str], fx: Any, scope: str = "all"
+) -> Callable[[Any], Any]:
+    """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
+    within the region ``scope`` (``planner.offer_query``), as a ``reports.data.CheapestChoice`` with a
+    line saying the scope and one per model with a cheaper option outside it (quote's line)."""
+    from planner.offer_query import check_scope
 
-    def cheapest(conn: Any) -> dict[str, tuple[str, str, str, str]]:
-        from planner.pricing import OfferQuery, cheapest_offers
+    scope = check_scope(scope, "[quote] scope")
 
-        query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers))
-        found = cheapest_offers(conn, query, fx)
-        return {m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()}
+    def cheapest(conn: Any) -> Any:
+        from planner.offer_query import OfferQuery, cheaper_outside_line, within
+        from planner.pricing import cheapest_in_and_out_of_scope
+        from reports.data import CheapestChoice
+
+        query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
+        found, away = cheapest_in_and_out_of_scope(conn, query, fx)
+        notes = [scope_note(scope)]
+        for model, o in away.items():
+            amount = f"{model} at CNY {o.cny_per_gpu_hour:,.2f} per GPU-hour"
+            notes.append(cheaper_outside_line(scope, o, amount, '[quote] scope = "all" includes it'))
+        return CheapestChoice(
+            offers={m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()},
+            scope=scope,
+            in_scope=lambda provider, region: within(scope, provider, region),
+            notes=tuple(notes),
+        )
 
     return cheapest
+
+
+def scope_note(scope: str) -> str:
+    """The report's line on its region scope: which regions the cheapest table (and so the chart) covers."""
+    from planner.offer_query import ALL, scope_words
+
+    if scope == ALL:
+        return 'Cheapest options cover every region ([quote] scope = "all").'
+    return (
+        f'Cheapest options cover {scope_words(scope)} only ([quote] scope = "{scope}"); '
+        "the prices file lists every region."
+    )
 
 
 def produce_report(
@@ -153,14 +181,17 @@ def produce_report(
     chart: bool | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_created: Callable[[str], None] | None = None,
+    scope: str | None = None,
 ) -> ReportOutcome:
     """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
 
     ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
     are written and sent, ``on_warning`` gets one line and the e-mail a note. A missing ``out_dir`` is
-    created and ``on_created`` gets a line saying so.
+    created and ``on_created`` gets a line saying so. ``scope`` (None: [quote] scope) is the region
+    scope of the cheapest table and the chart.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
+    from planner.offer_query import scope_setting
     from planner.providers import PROVIDERS
     from reports.build import build_report, write_report
 
@@ -177,7 +208,9 @@ def produce_report(
         providers=providers,
         known_providers=PROVIDERS,
         chart=wanted,
-        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx")),
+        cheapest=cheapest_for(
+            gpu_models, providers, app.config.section("fx"), scope or scope_setting(app.config)
+        ),
     )
     try:
         files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))

@@ -499,12 +499,16 @@ def summary_step(app: Any) -> None:
         return
     try:
         from planner.alerts.digest import send_digest
+        from planner.offer_query import scope_setting
         from planner.providers import PROVIDERS
-        from planner.report import report_day
+        from planner.report import cheapest_for, report_day
         from reports.build import build_report
 
         engine = app.engine()
-        report = build_report(engine, report_day(app.config), known_providers=PROVIDERS, chart=False)
+        cheapest = cheapest_for((), (), app.config.section("fx"), scope_setting(app.config))
+        report = build_report(
+            engine, report_day(app.config), known_providers=PROVIDERS, chart=False, cheapest=cheapest
+        )
         for d in send_digest(engine, app.config, report):
             if d.ok:
                 log.info("summary: sent to %s (%s)", d.channel, d.kind)

@@ -484,6 +484,7 @@ def rent_vs_buy(
     The rental is the first by ``planner.ranking.rank`` for the same busy GPU-hours run as one
     continuous job, all GPUs of the rented instances busy.
     """
+    from planner.offer_query import scope_words
     from planner.rental import describe
 
     checked = check_tco(gpu, hours, utilization, curve.gpus, years, **buy)
@@ -492,12 +493,16 @@ def rent_vs_buy(
         raise UsageError(
             Phrase(
                 "no rental price for {gpu} in the database"
+                + (" in {where}" if curve.outside else "")
                 + (" for this much work" if curve.offers else "")
-                + (" with these {provider}/{billing} filters" if curve.filtered else ""),
+                + (" with these {provider}/{billing} filters" if curve.filtered else "")
+                + ("; there are prices outside {where}" if curve.outside else ""),
                 gpu=gpu.name,
+                where=scope_words(curve.scope),
             ),
             Phrase(
-                "give one with {rent_price} CNY per GPU-hour, or load prices: planner refresh / planner import"
+                ("rent them with {scope} all, " if curve.outside else "")
+                + "give one with {rent_price} CNY per GPU-hour, or load prices: planner refresh / planner import"
             ),
         )
     rate_at: Callable[[Decimal], Decimal | None] = curve.rate_at

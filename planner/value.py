@@ -38,7 +38,14 @@ from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
 from planner.offer_query import scope_words
-from planner.pricing import ALL, Offer, OfferQuery, cheapest_by_model, offers_in_and_out_of_scope
+from planner.pricing import (
+    ALL,
+    Offer,
+    OfferQuery,
+    cheaper_outside_by_model,
+    cheapest_by_model,
+    offers_in_and_out_of_scope,
+)
 from planner.wording import Phrase
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
@@ -258,14 +265,8 @@ def value_ranking(
             not_ranked.append(NotRanked(model.name, why))
     ranked.sort(key=lambda r: _rank_key(r, sort, buy))
     could = [m.name for m in left_out if _not_ranked_reason(rows_of[m.name], sort, buy) is None]
-    away = cheapest_by_model(conn, _priced(outside)) if outside else {}
-    cheaper = [
-        away[r.gpu_model]
-        for r in ranked
-        if r.gpu_model in away
-        and away[r.gpu_model].availability.rentable
-        and (r.offer is None or away[r.gpu_model].cny_per_gpu_hour < r.offer.cny_per_gpu_hour)
-    ]
+    away = cheaper_outside_by_model(conn, cheapest, _priced(outside))
+    cheaper = [away[r.gpu_model] for r in ranked if r.gpu_model in away]
     return ValueRanking(
         sort=sort,
         buy=buy,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +42,8 @@ class Report:
     providers: tuple[str, ...] = ()
     # The chart's data (``data.trend_frame``); None when the report was built without a chart.
     trend: pd.DataFrame | None = field(default=None, hash=False, compare=False)
+    scope: str = data.ALL_REGIONS  # the region scope of the cheapest table and the chart
+    scope_notes: tuple[str, ...] = ()  # what the scope covers, and any cheaper option outside it
 
     def file_name(self, table: str, suffix: str = "csv") -> str:
         scope = "_".join(part for part in (_scope(self.gpu_models), _scope(self.providers)) if part)
@@ -64,15 +66,16 @@ def build_report(
     known_providers: Sequence[str] = (),
     now: dt.datetime | None = None,
     chart: bool = True,
-    cheapest: Callable[[Connection], Mapping[str, tuple[str, str, str, str]]] | None = None,
+    cheapest: Callable[[Connection], data.CheapestChoice] | None = None,
 ) -> Report:
     """Read every table of the report, and with ``chart`` the chart's data, in one read transaction, so
     a refresh committing meanwhile cannot make the files disagree (REPEATABLE READ on PostgreSQL, an
     explicit BEGIN on SQLite, whose driver otherwise runs each SELECT in its own snapshot).
 
     ``cheapest(conn)`` names each GPU model's cheapest offer as (provider, region, instance type,
-    billing): the planner passes its pricing core's choice (``planner.pricing.cheapest_offers``: only
-    what can be rented now, no vGPU slice), as this package never imports the planner."""
+    billing) and the region scope of the cheapest table and the chart: the planner passes its pricing
+    core's choice (``planner.report.cheapest_for``: only what can be rented now, no vGPU slice, within
+    the scope), as this package never imports the planner."""
     models = list(gpu_models) or None
     names = list(providers) or None
     with engine.connect() as conn:
@@ -82,14 +85,15 @@ def build_report(
             conn.exec_driver_sql("BEGIN")
         latest = data.latest_frame(conn, models, names)
         newest = data.as_of(conn, models, names)
+        choice = cheapest(conn) if cheapest else None
         tables = {
             "prices": latest,
-            "cheapest": data.cheapest_frame(latest, cheapest(conn) if cheapest else None),
+            "cheapest": data.cheapest_frame(latest, choice),
             "changes": data.changes_frame(conn, newest, models, names),
             "availability": data.availability_frame(conn, latest, models, names),
             "health": data.health_frame(conn, list(providers) or list(known_providers)),
         }
-        trend = data.trend_frame(conn, newest, TREND_DAYS, models, names) if chart else None
+        trend = data.trend_frame(conn, newest, TREND_DAYS, models, names, choice) if chart else None
     if names:
         tables["health"] = tables["health"][tables["health"]["provider"].isin(names)].reset_index(drop=True)
     return Report(
@@ -100,6 +104,8 @@ def build_report(
         gpu_models=tuple(gpu_models),
         providers=tuple(providers),
         trend=trend,
+        scope=choice.scope if choice else data.ALL_REGIONS,
+        scope_notes=choice.notes if choice else (),
     )
 
 

@@ -10,7 +10,8 @@ in SQL over a bounded window of ``ix_prices_observed_on``.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 import pandas as pd
@@ -31,6 +32,7 @@ STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_m
 # The chart compares the headline price: pay by the hour, no commitment.
 TREND_BILLING = BillingMode.ON_DEMAND.value
 TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
+ALL_REGIONS = "all"
 
 PRICE_COLUMNS = (
     "gpu_model",
@@ -98,6 +100,19 @@ HEALTH_COLUMNS = (
 )
 
 
+@dataclass(frozen=True)
+class CheapestChoice:
+    """The planner's pick of each GPU model's cheapest offer within a region scope
+    (``planner.report.cheapest_for``): this package judges neither stock, vGPU slices nor regions."""
+
+    offers: Mapping[
+        str, tuple[str, str, str, str]
+    ]  # per GPU model: (provider, region, instance type, billing)
+    scope: str = ALL_REGIONS  # the region scope of the pick, as the cheapest table's scope column says
+    in_scope: Callable[[str, str], bool] | None = None  # (provider, region) within the scope; None: all
+    notes: tuple[str, ...] = ()  # one line saying the scope, one per model with a cheaper option outside
+
+
 def _wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
     conditions = []
     if gpu_models:
@@ -146,12 +161,19 @@ def latest_frame(
     ).reset_index(drop=True)
 
 
-def cheapest_frame(
-    latest: pd.DataFrame, chosen: Mapping[str, tuple[str, str, str, str]] | None = None
-) -> pd.DataFrame:
+def in_scope(frame: pd.DataFrame, choice: CheapestChoice | None) -> pd.DataFrame:
+    """The rows of ``frame`` (with provider and region columns) within ``choice``'s region scope."""
+    if choice is None or choice.in_scope is None or frame.empty:
+        return frame
+    keep = [choice.in_scope(p, r) for p, r in zip(frame["provider"], frame["region"], strict=True)]
+    return frame[keep]
+
+
+def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -> pd.DataFrame:
     """One row per GPU model: its cheapest option per GPU-hour (spot only where nothing else is sold),
-    or, with ``chosen``, the offer named there per model as (provider, region, instance type, billing)
-    (the planner's pricing core decides which can be rented now)."""
+    or, with ``choice``, the offer it names per model (the planner's pricing core decides which can be
+    rented now, within its region scope); counts and the cheapest spot price are of that scope too,
+    which the ``scope`` column names."""
     columns = [
         "gpu_model",
         "cny_per_gpu_hour",
@@ -168,16 +190,20 @@ def cheapest_frame(
         "offers",
         "providers",
         "cheapest_spot_cny_per_gpu_hour",
+        "scope",
     ]
+    latest = in_scope(latest, choice)
     if latest.empty:
         return _typed(pd.DataFrame(columns=columns), floats=("cny_per_gpu_hour", "price"))
     ranked = latest.assign(_spot=latest["billing"] == BillingMode.SPOT.value).sort_values(
         ["gpu_model", "_spot", "cny_per_gpu_hour", "provider", "region"], kind="stable"
     )
-    if chosen is not None:
+    if choice is not None:
+        chosen = choice.offers
         keys = zip(ranked["gpu_model"], zip(*(ranked[c] for c in _KEY), strict=True), strict=True)
         ranked = ranked[[chosen.get(model) == key for model, key in keys]]
     best = ranked.drop_duplicates("gpu_model").set_index("gpu_model")
+    best["scope"] = choice.scope if choice is not None else ALL_REGIONS
     grouped = latest.groupby("gpu_model")
     best["offers"] = grouped.size()
     best["providers"] = grouped["provider"].nunique()
@@ -203,8 +229,8 @@ def trend_statement(
     gpu_models: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
 ) -> Select:
-    """The cheapest on-demand CNY per GPU-hour of each GPU model per day, over the ``days`` days that
-    end on ``until``, with how many prices it was chosen from. Bounded by day, so only the window is read
+    """The cheapest on-demand CNY per GPU-hour of each GPU model, provider and region per day, over the
+    ``days`` days that end on ``until``, with how many prices it was chosen from. Bounded by day, so only the window is read
     (on ix_prices_observed_on; for a filtered report on the (instance, billing, day) unique index)."""
     conditions = [
         prices.c.observed_on > until - dt.timedelta(days=days),
@@ -219,10 +245,12 @@ def trend_statement(
             instances.c.gpu_model,
             func.min(prices.c.cny_per_gpu_hour).label("cny_per_gpu_hour"),
             func.count().label("offers"),
+            instances.c.provider,
+            instances.c.region,
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .where(*conditions)
-        .group_by(prices.c.observed_on, instances.c.gpu_model)
+        .group_by(prices.c.observed_on, instances.c.gpu_model, instances.c.provider, instances.c.region)
     )
 
 
@@ -232,11 +260,15 @@ def trend_frame(
     days: int,
     gpu_models: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
+    choice: CheapestChoice | None = None,
 ) -> pd.DataFrame:
-    """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_statement``),
-    by model then day; empty when ``until`` is None (no price at all)."""
+    """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_statement``)
+    within ``choice``'s region scope, by model then day; empty when ``until`` is None (no price at all)."""
     rows = [] if until is None else conn.execute(trend_statement(until, days, gpu_models, providers)).all()
-    frame = _typed(pd.DataFrame(rows, columns=list(TREND_COLUMNS)), floats=("cny_per_gpu_hour",))
+    regional = in_scope(pd.DataFrame(rows, columns=[*TREND_COLUMNS, "provider", "region"]), choice)
+    grouped = regional.groupby(["day", "gpu_model"], as_index=False, sort=False)
+    frame = grouped.agg(cny_per_gpu_hour=("cny_per_gpu_hour", "min"), offers=("offers", "sum"))
+    frame = _typed(frame[list(TREND_COLUMNS)], floats=("cny_per_gpu_hour",))
     frame["day"] = pd.to_datetime(frame["day"])
     frame["offers"] = frame["offers"].astype("int64")
     return frame.sort_values(["gpu_model", "day"], kind="stable").reset_index(drop=True)

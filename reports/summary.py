@@ -82,6 +82,7 @@ def summarise(
         notes.append("Every price comes from the bundled snapshot: run `planner refresh` for today's prices.")
     if len(prices) == 0:
         notes.append("No prices match: run `planner refresh`, or widen the filters.")
+    notes.extend(report.scope_notes)  # the cheapest table's region scope, and anything cheaper outside it
 
     cheap_rows: list[tuple[str, ...]] = [
         (

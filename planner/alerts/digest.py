@@ -33,6 +33,7 @@ def digest(report: Any) -> tuple[str, str]:
         )
     if cheapest.empty:
         lines.append("- no prices: run `planner refresh`")
+    lines += [f"- {note}" for note in report.scope_notes]  # the region scope, anything cheaper outside
     lines += ["", "**Changes**"]
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False)
     for r in moves.head(TOP_MOVES).itertuples():

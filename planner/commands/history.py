@@ -10,8 +10,10 @@ import click
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
+    chosen_scope,
     format_option,
     provider_option,
+    scope_option,
     single_gpu_option,
     variants_option,
 )
@@ -31,6 +33,7 @@ from planner.output import money, table
     help="The history window: N days, ending today (or at the newest price when there is none today).",
 )
 @variants_option
+@scope_option
 @format_option
 @click.option(
     "--plot",
@@ -40,12 +43,15 @@ from planner.output import money, table
     help="Also draw the history to FILE (.png, .svg or .pdf): one step line per provider, GPU and billing.",
 )
 @click.pass_obj
-def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path) -> None:  # noqa: ANN001
+def history(app, gpu, providers, billing, days, include_variants, scope, fmt, plot_path) -> None:  # noqa: ANN001
     """How one GPU model's prices and availability changed, day by day.
 
     One row per day, provider, GPU model and billing mode: the cheapest and dearest CNY per GPU-hour
     among the instances observed that day, AutoDL's median listing, and the stock stated at the day's
     last refresh. The table folds days on which nothing changed into one row; JSON and CSV keep every day.
+
+    Mainland China regions only unless --scope all (or [quote] scope), as in quote; the regions left
+    out are named in one line.
 
     The window is the --days up to today, or up to the newest price when there is none today (the
     bundled snapshot, or no refresh yet): the output then says so, and JSON's "until" is that day.
@@ -62,6 +68,7 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
       planner history --gpu 4090 --provider autodl --days 90
       planner history --gpu H20 --billing on_demand --format csv
       planner history --gpu A100 --days 365 --billing on_demand --plot a100.png
+      planner history --gpu T4 --scope all
     """
     if plot_path is not None:  # a bad suffix or folder is refused before SQLAlchemy is even imported
         from planner.plot import check_plot_path
@@ -70,7 +77,9 @@ def history(app, gpu, providers, billing, days, include_variants, fmt, plot_path
     from planner.history import price_history
     from planner.pricing import OfferQuery
 
-    query = OfferQuery.build([gpu], providers, (), billing, include_variants=include_variants)
+    query = OfferQuery.build(
+        [gpu], providers, (), billing, include_variants=include_variants, scope=chosen_scope(app, scope)
+    )
     found = price_history(reading_engine(app), gpu, query, days, dt.datetime.now(dt.UTC).date())
     if plot_path is not None:
         _plot(found, plot_path)
@@ -126,7 +135,7 @@ def render_history(history) -> str:  # noqa: ANN001 - planner.history.History
         return (
             f"No prices for {', '.join(models)} in {window.text}. "
             "Try --days, without --provider/--billing, or `planner refresh`."
-        )
+        ) + "".join(f"\n{line}" for line in _outside_lines(history))
     with_median = any(r.median_cny_per_gpu_hour is not None for r in found)
     rows: list[list[str]] = []
     series_last: dict[tuple[str, str, str], tuple] = {}
@@ -172,5 +181,16 @@ def render_history(history) -> str:  # noqa: ANN001 - planner.history.History
     if with_median:
         notes.append("median: AutoDL's median listing (the min is its cheapest).")
     notes.append("stock: sold out / available among the instances that said so, or idle/total GPUs (AutoDL).")
-    lines.extend(["", *notes])
+    lines.extend(["", *notes, *_outside_lines(history)])
     return "\n".join(lines)
+
+
+def _outside_lines(history) -> list[str]:  # noqa: ANN001 - planner.history.History
+    """One line naming the priced regions the scope left out, when there are any."""
+    from planner.offer_query import scope_words
+
+    if not history.outside:
+        return []
+    return [
+        f"Left out, outside {scope_words(history.scope)}: {', '.join(history.outside)} (use --scope all)."
+    ]

@@ -1,4 +1,5 @@
-"""The ``*`` note under a table: why a row's GPU model is marked inferred, each reason once.
+"""Notes under a table: why a row's GPU model is marked inferred (the ``*`` note, each reason once), and
+the line naming a cheaper option outside the region scope.
 
 Sources word the same reason per instance family or per size ("GPU inferred from the gn7e family, not
 stated by Aliyun", "... the gn7i family ..."); listed as they come, one reason fills a screen. Notes
@@ -9,6 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.pricing import JobCost
 
 _FAMILY = re.compile(r"^GPU inferred from the (?P<what>\S+) family, not stated by (?P<who>.+)$")
 _SIZE = re.compile(r"^(?P<who>\S+) memory size not stated by the source; assumed (?P<what>[\d.]+) GB$")
@@ -38,3 +43,14 @@ def star_note(notes: Iterable[str | None]) -> str | None:
     if not reasons:
         return None
     return "* GPU model inferred, not stated by the source: " + "; ".join(reasons) + "."
+
+
+def outside_lines(scope: str, cost: JobCost | None) -> list[str]:
+    """One line naming ``cost``, a cheaper rental outside ``scope`` (quote and tco), when there is one."""
+    from planner.offer_query import cheaper_outside_line
+    from planner.pricing import shown_total
+
+    if cost is None:
+        return []
+    amount = f"CNY {shown_total(cost.total_cny):,} in total"
+    return [cheaper_outside_line(scope, cost.offer, amount, "use --scope all")]

@@ -102,9 +102,9 @@ scope_option = click.option(
 
 
 def chosen_scope(app, scope: str | None) -> str:  # noqa: ANN001 - the click context's App
-    """``--scope`` when given, else ``[quote] scope`` of the config (the one place its default lives)."""
-    from planner.offer_query import check_scope
+    """``--scope`` when given, else ``[quote] scope`` of the config (``offer_query.scope_setting``)."""
+    from planner.offer_query import scope_setting
 
     if scope is not None:
         return scope.lower()
-    return check_scope(str(app.config.section("quote")["scope"]), "[quote] scope in the config")
+    return scope_setting(app.config)

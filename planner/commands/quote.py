@@ -6,7 +6,7 @@ import click
 
 from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
-from planner.commands.notes import star_note
+from planner.commands.notes import outside_lines, star_note
 from planner.commands.options import (
     billing_option,
     chosen_scope,
@@ -235,7 +235,7 @@ def render_table(result: Quote) -> str:
     lines = [f"Quote: {job.gpus} x {r.gpu} ({models}) for {job.hours:g} h over {job.days} day(s)"]
     if not result.options:
         lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
-        lines.extend(_outside_lines(result))
+        lines.extend(outside_lines(result.query.scope, result.outside))
         return "\n".join(lines)
     lines.append(prices_line([o.offer for o in result.options]))
     with_history = any(o.history for o in result.options)
@@ -278,7 +278,7 @@ def render_table(result: Quote) -> str:
     lines.append(table(rows, headers, align_right=(0, 7 + shift, 8 + shift, 9 + shift)))
     lines.append("")
     lines.extend(_recommendation_lines(result))
-    lines.extend(_outside_lines(result))
+    lines.extend(outside_lines(result.query.scope, result.outside))
     notes = _notes(result.options)
     if notes:
         lines.append("")
@@ -286,21 +286,6 @@ def render_table(result: Quote) -> str:
     if result.considered > len(result.options):
         lines.append(f"({result.considered - len(result.options)} more option(s); use --top to see them.)")
     return "\n".join(lines)
-
-
-def _outside_lines(result: Quote) -> list[str]:
-    """One line naming a cheaper option outside the region scope, when there is one."""
-    from planner.offer_query import scope_words
-
-    o = result.outside
-    if o is None:
-        return []
-    where = scope_words(result.query.scope)
-    return [
-        f"A cheaper option outside {where}: {o.offer.provider} {o.offer.region} {o.offer.instance_type} "
-        f"on {o.offer.billing}, CNY {shown_total(o.total_cny):,} in total "
-        f"(observed {o.offer.observed_at:%Y-%m-%d}; use --scope all)."
-    ]
 
 
 def _recommendation_lines(result: Quote) -> list[str]:

@@ -13,11 +13,14 @@ import click
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
 from planner.commands.flags import typed
+from planner.commands.notes import outside_lines
 from planner.commands.options import (
     billing_option,
+    chosen_scope,
     format_option,
     price_basis_option,
     provider_option,
+    scope_option,
     single_gpu_option,
 )
 from planner.output import money, short, table
@@ -66,6 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @price_basis_option("Rental price: its 30-day median (default), latest or min")
 @provider_option
 @billing_option
+@scope_option
 @format_option
 @click.pass_obj
 def tco(
@@ -83,6 +87,7 @@ def tco(
     price_basis,
     providers,
     billing,
+    scope,
     fmt,
 ) -> None:  # noqa: ANN001
     """Rent against buy: the total cost of each, CNY per GPU-hour, break-even and a verdict.
@@ -90,14 +95,16 @@ def tco(
     Buying: purchase price (the catalog's, with its date and source, or --purchase-price; VAT
     included), the host's share, power (TDP × load × PUE × tariff), hosting and maintenance, less the
     resale value at the end. Renting: the cheapest rental of the same GPU-hours found in the price
-    database, at the 30-day median price where history exists. Every assumption is printed with its
-    source; change them with the flags or in [tco] of config.toml.
+    database, at the 30-day median price where history exists: in mainland China regions unless
+    --scope all (or [quote] scope), and a cheaper rental outside is named in one line. Every
+    assumption is printed with its source; change them with the flags or in [tco] of config.toml.
 
     \b
     Examples:
       planner tco --gpu RTX4090 --hours 3000
       planner tco --gpu H800 --gpus 8 --utilization 0.6 --years 3
       planner tco --gpu A100-80GB --hours 5000 --purchase-price 75000 --resale 0.2 --format json
+      planner tco --gpu T4 --hours 2000 --scope all
     """
     from planner import catalog
     from planner import rental as renting
@@ -126,8 +133,8 @@ def tco(
     else:
         basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
     check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
-    query = OfferQuery.build((), providers, (), billing)
-    rental = None
+    query = OfferQuery.build((), providers, (), billing, scope=chosen_scope(app, scope))
+    rental = outside = None
     if rent_price is not None:
         result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
                          rent_note="--rent-price", origins=origins, **buy)  # fmt: skip
@@ -135,16 +142,21 @@ def tco(
         engine = reading_engine(app)
         with engine.connect() as conn:
             curve = renting.rental_curve(conn, model, gpus, app.config.section("fx"), basis, query)
-        result, rental = rent_vs_buy(curve, model, hours, utilization, years_value, origins=origins, **buy)
+            result, rental = rent_vs_buy(
+                curve, model, hours, utilization, years_value, origins=origins, **buy
+            )
+            outside = curve.cheaper_outside(conn, result.gpu_hours)
     emit(
         result,
         fmt,
-        table=lambda r: render_tco(r, rental, basis),
-        csv=lambda r: ([_tco_row(r, rental)], TCO_COLUMNS),
+        table=lambda r: render_tco(r, rental, basis, outside_lines(query.scope, outside)),
+        csv=lambda r: ([_tco_row(r, rental) | {"scope": query.scope}], TCO_COLUMNS),
         json=lambda r: (
             r.to_dict()
             | {
+                "scope": query.scope,
                 "rental": renting.rental_dict(rental) if rental else None,
+                "cheaper_outside_scope": renting.rental_dict(outside) if outside else None,
                 "from_snapshot": bool(rental and rental.offer.from_snapshot),
             }
         ),
@@ -155,7 +167,7 @@ TCO_COLUMNS = (
     "gpu", "gpus", "years", "hours", "gpu_hours", "utilization", "buy_total_cny", "rent_total_cny",
     "buy_cny_per_gpu_hour", "rent_cny_per_gpu_hour", "break_even_hours", "break_even_utilization",
     "recommendation", "rent_provider", "rent_region", "rent_instance_type", "rent_billing",
-    "rent_price_basis", "rent_observed_at", "rent_from_snapshot",
+    "rent_price_basis", "rent_observed_at", "rent_from_snapshot", "scope",
 )  # fmt: skip
 
 
@@ -178,7 +190,9 @@ def _tco_row(result: TcoResult, rental: JobCost | None) -> dict[str, Any]:
     return row
 
 
-def render_tco(r: TcoResult, rental: JobCost | None, basis: str = "median") -> str:
+def render_tco(
+    r: TcoResult, rental: JobCost | None, basis: str = "median", outside: list[str] | None = None
+) -> str:
     lines = [
         f"Rent or buy {r.gpus} x {r.gpu}: {r.hours:,.0f} busy hours per GPU over {r.years:g} years "
         f"({r.utilization:.0%} utilisation)",
@@ -211,6 +225,7 @@ def render_tco(r: TcoResult, rental: JobCost | None, basis: str = "median") -> s
             lines.append("            (hourly tiers: " + ", ".join(str(t) for t in rental.tiers_used) + ")")
         if rental.offer.from_snapshot:
             lines.append("            (run `planner refresh` for today's prices)")
+        lines += outside or []
     else:
         lines.append(f"Renting:    {money(r.rent_cny_per_gpu_hour)} CNY per GPU-hour (--rent-price)")
     if r.break_even_hours is None:

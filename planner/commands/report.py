@@ -8,7 +8,13 @@ from typing import Any
 import click
 
 from planner.commands.emit import emit, note_loaded
-from planner.commands.options import format_option, gpu_filter_option, provider_option
+from planner.commands.options import (
+    chosen_scope,
+    format_option,
+    gpu_filter_option,
+    provider_option,
+    scope_option,
+)
 from planner.errors import PlannerError
 from planner.output import table
 from planner.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
@@ -35,9 +41,10 @@ from vocab import PROBLEM_RUN_STATUSES
 @gpu_filter_option
 @provider_option
 @click.option("--no-chart", is_flag=True, help="Skip the price chart (as [report] chart = false does).")
+@scope_option
 @format_option
 @click.pass_obj
-def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noqa: ANN001
+def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:  # noqa: ANN001
     """Write dated CSV reports and a price chart and, with --email, send them in one message.
 
     Five files named after today's date in [schedule] timezone (YYYY-MM-DD_<table>.csv): the latest
@@ -45,6 +52,10 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
     per GPU model (cheapest), price changes since the previous day and week (changes), stock where
     providers report it (availability), and the last refresh of each provider (health). UTF-8 with a
     byte-order mark for Excel; text cells that would run as formulas start with a quote.
+
+    The cheapest file and the chart cover mainland China regions unless --scope all (or [quote]
+    scope), as quote does: its scope column, the e-mail and the answer say so, and name each GPU model
+    with a cheaper option outside in one line.
 
     And a chart, YYYY-MM-DD_cheapest_trend.png: each day's cheapest on-demand CNY per GPU-hour of the
     GPU models in the cheapest file (the 8 with the most offers), over the 30 days to the newest
@@ -59,6 +70,7 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
     Examples:
       planner report
       planner report --out ./reports --gpu A100 --gpu H800
+      planner report --scope all           # cheapest options in Hong Kong and abroad too
       planner report --email               # to [email] recipients
       planner report --email ops@example.com --email ml@example.com --format json
     """
@@ -88,6 +100,7 @@ def report(app, out_dir, emails, gpus, providers, no_chart, fmt) -> None:  # noq
             on_created=lambda line: click.echo(line, err=True),
             chart=False if no_chart else None,
             on_warning=lambda line: click.echo(f"Warning: {line}.", err=True),
+            scope=chosen_scope(app, scope),
         )
     except ReportNotSent as err:
         click.echo(f"Report written to {err.out_dir}; the e-mail was not sent.", err=True)
@@ -125,6 +138,8 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
         "out_dir": str(outcome.out_dir),
         "files": files,
         "chart_note": chart.note if chart is not None else None,
+        "scope": report.scope,
+        "scope_notes": list(report.scope_notes),
         "emailed_to": list(outcome.recipients),
         "refused": sorted(outcome.refused),
     }
@@ -146,6 +161,7 @@ def _render(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str]]) ->
     lines.append(table(rows, ["file", "rows", "contents"], align_right=(1,)))
     if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
         lines.append(chart.note)
+    lines.extend(report.scope_notes)
     health = report.tables["health"]
     failed = health.loc[health["status"].isin(PROBLEM_RUN_STATUSES), "provider"].tolist()
     if failed:

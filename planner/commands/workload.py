@@ -113,6 +113,15 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 metavar="X",
                 help="Restarts, evaluation and checkpointing as a share of compute time (default 0.1 pretrain, else 0).",
             ),
+            click.option(
+                "--zero-stage",
+                type=click.IntRange(0, 3),
+                metavar="S",
+                help="ZeRO stage 0-3: what is split over the GPUs (default 3: weights, gradients and optimizer states).",
+            ),
+            click.option(
+                "--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload)."
+            ),
         ]
 
         @functools.wraps(fn)
@@ -142,6 +151,8 @@ WORKLOAD_KEYS = (
     "lora_rank",
     "optimizer_8bit",
     "overhead",
+    "zero_stage",
+    "cpu_offload",
 )
 
 
@@ -159,6 +170,8 @@ def _workload_args(
     lora_rank,
     optimizer_8bit,
     overhead,
+    zero_stage,
+    cpu_offload,
 ) -> dict[str, Any]:  # noqa: ANN001
     """The workload options as keyword arguments of ``planner.estimate.estimate``."""
     if model is None and params is None:
@@ -185,6 +198,8 @@ def _workload_args(
         lora_rank=lora_rank,
         optimizer_8bit=optimizer_8bit,
         overhead=float(overhead) if overhead is not None else None,
+        zero_stage=zero_stage,
+        cpu_offload=cpu_offload,
     )
 
 
@@ -200,16 +215,9 @@ def _workload_args(
     metavar="K",
     help="Compute the wall-clock time on K GPUs (default: the fewest that hold the job).",
 )
-@click.option(
-    "--zero-stage",
-    type=click.IntRange(0, 3),
-    metavar="S",
-    help="ZeRO stage 0-3: what is split over the GPUs (default 3: weights, gradients and optimizer states).",
-)
-@click.option("--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload).")
 @click.option("--explain", is_flag=True, help="Show each number's formula with its inputs.")
 @format_option
-def estimate(workload, gpu, gpus, zero_stage, cpu_offload, explain, fmt) -> None:  # noqa: ANN001
+def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
     """Memory, GPUs and GPU-hours for a training or inference job.
 
     Memory by component (weights, gradients, optimizer states, activations, KV cache, overhead), the
@@ -238,9 +246,7 @@ def estimate(workload, gpu, gpus, zero_stage, cpu_offload, explain, fmt) -> None
             "--mfu changes only the hours, which need --tokens and --gpu", "e.g. --tokens 2B --gpu A100-80GB"
         )
     gpu_model = catalog.get_model(catalog.canonical_name(gpu)) if gpu else None
-    result = run_estimate(
-        gpu=gpu_model, gpus=gpus, zero_stage=zero_stage, cpu_offload=cpu_offload, **workload
-    )
+    result = run_estimate(gpu=gpu_model, gpus=gpus, **workload)
     emit(
         result,
         fmt,
@@ -301,16 +307,25 @@ def gpu_bf16_tflops(name: str | None) -> float | None:
     return catalog.get_model(name).dense_tflops if name else None
 
 
+def memory_notes(e: Estimate) -> list[str]:
+    """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
+    from planner.memory import DEFAULT_ZERO_STAGE
+
+    lines = []
+    if e.cpu_offload_gb:
+        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
+    if e.zero_stage != DEFAULT_ZERO_STAGE and e.task != "inference":
+        lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
+    return lines
+
+
 def render_estimate(e: Estimate, explain: bool = False) -> str:
     lines = [f"Workload: {_workload_line(e)}", _shape_line(e), ""]
     names = {"optimizer_states": "optimizer states", "kv_cache": "KV cache"}
     rows = [[names.get(k, k), f"{v:,.2f}" if v else "-"] for k, v in e.breakdown.items()]
     rows.append(["total", f"{e.memory_gb:,.1f}"])
     lines.append(table(rows, ["memory (all GPUs)", "GB"], align_right=(1,)))
-    if e.cpu_offload_gb:
-        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
-    if e.zero_stage != 3 and e.task != "inference":
-        lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
+    lines += memory_notes(e)
     if e.flops is not None:
         per = "2·N_active" if e.task == "inference" else "6·N_active"
         attention = e.attention_flops_per_token or 0.0
@@ -414,7 +429,8 @@ def plan(
     A800/H800), PCIe only, and the network between instances.
     Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
     named in one line. "(old)" marks a price over 90 days old; the Cheapest line warns when its price
-    is over a year old.
+    is over a year old. --zero-stage and --cpu-offload mean what they mean to estimate: a GPU that no
+    count holds at a low ZeRO stage is left out, with the reason.
 
     \b
     For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
@@ -429,6 +445,7 @@ def plan(
       planner plan --params 7B --tokens 1B --task lora
       planner plan --params 70B --tokens 20B --task full --gpus-max 64
       planner plan --params 13B --tokens 5B --task full --budget 200K --deadline-hours 72
+      planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
     from planner import plan as planning
@@ -498,6 +515,7 @@ def _per_m(cny: float | None) -> str:
 def render_plan(p: Plan) -> str:
     m = p.memory
     lines = [f"Plan: {_workload_line(m)}: {m.memory_gb:,.1f} GB in all, {m.flops:.2e} FLOPs"]
+    lines += memory_notes(m)
     filters = []
     if p.gpus_max:
         filters.append(f"at most {p.gpus_max} GPUs")
