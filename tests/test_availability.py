@@ -12,6 +12,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from sqlalchemy import inspect, text
 
 from db import queries, store
@@ -193,6 +194,7 @@ def test_latest_availability_reads_the_unique_index_on_sqlite(tmp_path):
     eng.dispose()
 
 
+@pytest.mark.slow  # a real Python process
 def test_quote_imports_neither_requests_nor_the_scrapers(tmp_path):
     code = (
         "import sys\n"

@@ -179,6 +179,7 @@ def test_without_matplotlib_the_error_says_how_to_install_it(engine, run_cli, tm
     assert not (tmp_path / "h.png").exists()
 
 
+@pytest.mark.slow  # real planner processes
 def test_help_shows_plot_and_history_without_it_loads_no_matplotlib(tmp_path, runner):
     from planner.cli import cli
 
