@@ -20,7 +20,7 @@ from db.engine import current_revision, ensure_schema, make_engine, upgrade
 from db.schema import HEAD_REVISION
 from planner.config import load_config
 from planner.quote import QuoteRequest, quote
-from tests.test_refresh import RAW, refresh
+from tests.helpers.replay import RAW, refresh
 
 FX = load_config(env={}).section("fx")
 ROOT = Path(__file__).resolve().parents[1]

@@ -37,10 +37,10 @@ from planner.normalize import normalize_offers
 from planner.output import dumps_json, table
 from planner.snapshot import ensure_prices
 from tests.conftest import price_row, write_csv
-from tests.test_bad_input_cli import assert_one_line_error
-from tests.test_refresh import RAW, REPLAY_DAYS, refresh, replay_copy
-from tests.test_refresh_normalize import T4 as TENCENT_T4
-from tests.test_reliability_disk import fill, tiny_disk
+from tests.helpers.cli import assert_one_line_error
+from tests.helpers.disk import fill, tiny_disk
+from tests.helpers.offers import T4 as TENCENT_T4
+from tests.helpers.replay import RAW, REPLAY_DAYS, refresh, replay_copy
 
 FX = load_config(env={}).section("fx")
 T4 = replace(TENCENT_T4, tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))))

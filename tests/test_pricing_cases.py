@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.test_refresh import RAW
+from tests.helpers.replay import RAW
 
 
 @pytest.fixture

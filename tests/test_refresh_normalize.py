@@ -12,20 +12,9 @@ import pytest
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, is_suspicious_move, normalize_offers
 from planner.quote import tiered_cost, tiers_of
 from scrapers.base import RawOffer
+from tests.helpers.offers import T4
 
 FX = {"USD": 7.1}
-T4 = RawOffer(
-    provider="tencent",
-    region="ap-beijing",
-    instance_type="GN7.2XLARGE32",
-    gpu_name="NVIDIA T4",
-    gpu_count=1.0,
-    billing="on_demand",
-    price=Decimal("8.68"),
-    unit="hour",
-    zone="ap-beijing-5",
-    source="s",
-)
 AUTODL = RawOffer(
     provider="autodl",
     region="west-B",
