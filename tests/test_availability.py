@@ -138,6 +138,7 @@ def test_without_any_availability_the_quote_is_unchanged(run_cli, tmp_path):
     assert "stock" not in run_cli("quote", "--gpu", "A100", "--hours", "10").stdout.splitlines()[1]
 
 
+@pytest.mark.unmigrated
 def test_migration_0002_keeps_0001_data(db_url):
     eng = make_engine(db_url)
     upgrade(eng, "0001")

@@ -122,6 +122,7 @@ def test_no_prices_to_plot_is_an_error_and_writes_nothing(engine, run_cli, tmp_p
     assert not (tmp_path / "h.png").exists()
 
 
+@pytest.mark.unmigrated
 @pytest.mark.parametrize(
     ("name", "message"),
     [
