@@ -203,12 +203,13 @@ def test_an_offer_fires_again_only_after_its_condition_stopped(run_cli, config, 
     refresh(run_cli, config, AFTER)
     robots.requests.clear()
     at(monkeypatch, DAY2 + dt.timedelta(hours=2))
-    refresh(run_cli, config, BEFORE)  # H20 busy again: h20-idle stops holding (no price today: same day)
+    refresh(run_cli, config, BEFORE)  # H20 busy, the V100s unlisted again (no price today: same day)
     assert robots.requests == []
     at(monkeypatch, DAY2 + dt.timedelta(hours=3))
     third = refresh(run_cli, config, AFTER)
-    assert "(h20-back, h20-idle)" in third.stderr  # back and idle again: both fire a second time
-    assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "wecom"]
+    # Back, idle and listed again (new by run: absent from the run before): each fires a second time.
+    assert "(anything-new, h20-back, h20-idle)" in third.stderr
+    assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "feishu", "wecom"]
 
 
 def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_channels(

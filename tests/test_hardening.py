@@ -178,7 +178,7 @@ def test_numbers_save_raw_and_the_schedule_log_on_a_full_disk_are_one_line(engin
         fill(disk, 0)
         with pytest.raises(Exception) as err:
             refresh(engine, tmp_path, from_raw=RAW, save_raw=disk / "raw")
-        assert "cannot write the --save-raw manifest" in str(err.value)
+        assert "cannot write the raw answers' manifest" in str(err.value)
         with logging_to(disk / "planner.log"):
             for _ in range(3):
                 logging.getLogger("planner.test").info("a line %s", "x" * 4000)
@@ -420,6 +420,8 @@ def test_data_export_then_import_is_lossless(db_url, engine, tmp_path):
     assert before == after
     options = before[0]["options"]
     assert any(o.get("availability") for o in options)  # stock made the trip
+    per_machine = [(p["availability"] or {}).get("max_idle_gpus_per_machine") for p in after[1]]
+    assert 2 in per_machine  # AutoDL west-B's RTX 4090: at most 2 idle on one machine, after the trip too
     with source.connect() as conn:
         assert conn.execute(select(func.count()).where(prices.c.tiers.is_not(None))).scalar_one() > 0
         assert conn.execute(select(func.count()).where(prices.c.median_price.is_not(None))).scalar_one() > 0

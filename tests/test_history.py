@@ -30,6 +30,7 @@ def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
         "sold_out": 1,
         "idle_gpus": None,
         "total_gpus": None,
+        "max_idle_gpus_per_machine": None,
     }
     autodl = [r for r in doc["days"] if r["provider"] == "autodl"]
     assert [(r["min_cny_per_gpu_hour"], r["median_cny_per_gpu_hour"]) for r in autodl] == [
@@ -37,6 +38,9 @@ def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
         (3.5, 3.8),
     ]
     assert [r["availability"]["idle_gpus"] for r in autodl] == [4, 0]
+    assert [r["availability"]["max_idle_gpus_per_machine"] for r in autodl] == [2, 0]
+    table = run_cli("history", "--gpu", "A100", "--provider", "autodl").stdout
+    assert "idle 4/32, ≤2 on one machine" in table
 
 
 def test_history_table_folds_unchanged_days_and_shows_the_change(engine, run_cli):
@@ -66,9 +70,9 @@ def test_history_filters_days_providers_and_billing(engine, run_cli):
             io.StringIO(run_cli("history", "--gpu", "A100", "--provider", "autodl", "--format", "csv").stdout)
         )
     )
-    assert [(r["day"], r["idle_gpus"], r["total_gpus"]) for r in rows] == [
-        ((TODAY - dt.timedelta(days=2)).isoformat(), "4", "32"),
-        ((TODAY - dt.timedelta(days=1)).isoformat(), "0", "32"),
+    assert [(r["day"], r["idle_gpus"], r["total_gpus"], r["max_idle_gpus_per_machine"]) for r in rows] == [
+        ((TODAY - dt.timedelta(days=2)).isoformat(), "4", "32", "2"),
+        ((TODAY - dt.timedelta(days=1)).isoformat(), "0", "32", "0"),
     ]
     empty = run_cli("history", "--gpu", "H800")
     assert empty.exit_code == 0 and "No prices for H800-80GB in the last 30 day(s)" in empty.stdout

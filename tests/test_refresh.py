@@ -17,7 +17,7 @@ import responses
 from sqlalchemy import func, select, update
 
 from db import store
-from db.schema import availability, instances, prices, scrape_runs
+from db.schema import availability, instances, prices, run_offers, scrape_runs
 from planner.config import load_config
 from planner.refresh import run_refresh
 from scrapers.http import HttpPolicy
@@ -358,7 +358,7 @@ def _record_then_replay(db_url, tmp_path, rsps):
     rsps.reset()
     # Replayed into a fresh database, with no credentials at all and the default regions configured.
     with live.begin() as conn:
-        for table in (availability, prices, instances, scrape_runs):
+        for table in (run_offers, availability, prices, instances, scrape_runs):
             conn.execute(table.delete())
     replayed = run_refresh(live, make_config(tmp_path), ["tencent"], from_raw=tmp_path / "rec", env={})
     assert outcome(replayed, "tencent").mode == "account/replay"

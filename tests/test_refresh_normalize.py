@@ -166,6 +166,22 @@ def test_idle_gpus_add_up_over_zones_but_not_over_duplicate_offers():
     assert (offer.idle_gpus, offer.total_gpus) == (5, 24)
 
 
+def test_the_most_idle_on_one_machine_is_the_most_of_any_zone_never_their_sum():
+    raws = [
+        replace(AUTODL, zone="a", idle_gpus=4, max_idle_gpus_per_machine=2, max_orderable_gpus_per_machine=1),
+        replace(AUTODL, zone="b", idle_gpus=3, max_idle_gpus_per_machine=3),
+        replace(AUTODL, zone="c", idle_gpus=0),  # a zone that states no per-machine figure
+    ]
+    (offer,) = normalize_offers(raws, FX).offers
+    assert (offer.idle_gpus, offer.max_idle_gpus_per_machine, offer.max_orderable_gpus_per_machine) == (
+        7,
+        3,
+        1,
+    )
+    (bare,) = normalize_offers([replace(AUTODL, idle_gpus=4, max_idle_gpus_per_machine=-1)], FX).offers
+    assert (bare.idle_gpus, bare.max_idle_gpus_per_machine) == (4, None)  # not a count: not stated
+
+
 def test_marketplace_median_rides_on_the_cheapest_offer_never_as_an_instance():
     median = replace(
         AUTODL, instance_type="RTX 4090 (median)", price=Decimal("2.293"), extra={"stat": "median"}

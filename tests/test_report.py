@@ -207,6 +207,7 @@ def test_availability_is_unknown_where_nothing_is_recorded_and_read_where_it_is(
     if table is not None:
         assert (rows["ap-shanghai"]["stock_status"], rows["ap-shanghai"]["idle_gpus"]) == ("sold_out", "0")
         assert rows["ap-shanghai"]["total_gpus"] == "8"
+        assert rows["ap-shanghai"]["max_idle_gpus_per_machine"] == ""  # not stated: not a marketplace
 
 
 def test_default_folder_filters_and_json(run_cli, tmp_path, isolated_home):

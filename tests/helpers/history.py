@@ -19,8 +19,8 @@ def day(n: int) -> dt.datetime:
 TENCENT = [(6, "30", "available"), (5, "30", "available"), (4, "30", "available"), (3, "27", "available"),
            (2, "27", "sold_out"), (1, "27", "sold_out")]  # fmt: skip
 
-# AutoDL A100 per GPU: cheapest listing, median listing, idle/total.
-AUTODL = [(2, "3.68", "3.90", 4, 32), (1, "3.50", "3.80", 0, 32)]
+# AutoDL A100 per GPU: cheapest listing, median listing, idle/total, the most idle on one machine.
+AUTODL = [(2, "3.68", "3.90", 4, 32, 2), (1, "3.50", "3.80", 0, 32, 0)]
 
 
 def seed(engine) -> None:
@@ -44,7 +44,7 @@ def seed(engine) -> None:
             stock.append(store.AvailabilityRow(a2, "on_demand", day(ago), "available"))
             store.insert_availability(conn, stock, ids, run)
             store.finish_run(conn, run, "ok")
-    for ago, low, median, idle, total in AUTODL:
+    for ago, low, median, idle, total, most in AUTODL:
         with engine.begin() as conn:
             run = store.start_run(conn, "autodl", "refresh")
             ids = store.upsert_instances(conn, [store.InstanceRow(*autodl, "A100-40GB", 1)])
@@ -61,6 +61,9 @@ def seed(engine) -> None:
             store.insert_prices(conn, [row], ids, run)
             status = "available" if idle else "sold_out"
             store.insert_availability(
-                conn, [store.AvailabilityRow(autodl, "on_demand", day(ago), status, idle, total)], ids, run
+                conn,
+                [store.AvailabilityRow(autodl, "on_demand", day(ago), status, idle, total, idle, most, most)],
+                ids,
+                run,
             )
             store.finish_run(conn, run, "ok")
