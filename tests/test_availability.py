@@ -176,6 +176,7 @@ def test_migration_0002_keeps_0001_data(db_url):
     eng.dispose()
 
 
+@pytest.mark.unmigrated
 def test_migration_0005_leaves_older_stock_without_a_per_machine_figure_and_judged_as_before(
     db_url, tmp_path
 ):
