@@ -35,9 +35,16 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL to an empty database: a SQLite file, or a fresh schema in the test PostgreSQL."""
+    """A URL to an empty database: a SQLite file, or a fresh schema in the test PostgreSQL.
+
+    The SQLite file is the test's own copy of a file migrated once per session (the CLI then has no
+    migration to run: a fast group of mostly CLI tests spends a third less CPU); a test marked
+    ``unmigrated`` gets no file at all, as on a first use. The PostgreSQL schema is always unmigrated."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'planner.db'}"
+        path = tmp_path / "planner.db"
+        if request.node.get_closest_marker("unmigrated") is None:
+            shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+        yield f"sqlite:///{path}"
         return
     base = os.environ.get(PG_URL_ENV)
     if not base:
@@ -57,11 +64,27 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to the head revision once per session, copied for each test that
+    wants a migrated database (a copy costs 2 ms, a migration about 25 ms of CPU)."""
+    from db.engine import ensure_schema, make_engine
+
+    path = tmp_path_factory.mktemp("template") / "migrated.db"
+    eng = make_engine(f"sqlite:///{path}")
+    ensure_schema(eng)
+    eng.dispose()
+    return path
+
+
 @pytest.fixture
-def engine(db_url: str):
+def engine(db_url: str, request: pytest.FixtureRequest):
     from db.engine import ensure_schema, make_engine
 
     eng = make_engine(db_url)
+    database = eng.url.database if eng.url.get_backend_name() == "sqlite" else None
+    if database and not Path(database).exists():  # an unmigrated test's file: the migrated copy here too
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite"), database)
     ensure_schema(eng)
     yield eng
     eng.dispose()

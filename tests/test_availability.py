@@ -12,6 +12,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from sqlalchemy import inspect, text
 
 from db import queries, store
@@ -140,6 +141,7 @@ def test_without_any_availability_the_quote_is_unchanged(run_cli, tmp_path):
     assert "stock" not in run_cli("quote", "--gpu", "A100", "--hours", "10").stdout.splitlines()[1]
 
 
+@pytest.mark.unmigrated
 def test_migration_0002_keeps_0001_data(db_url):
     eng = make_engine(db_url)
     upgrade(eng, "0001")
@@ -174,6 +176,7 @@ def test_migration_0002_keeps_0001_data(db_url):
     eng.dispose()
 
 
+@pytest.mark.unmigrated
 def test_migration_0005_leaves_older_stock_without_a_per_machine_figure_and_judged_as_before(
     db_url, tmp_path
 ):
@@ -244,6 +247,7 @@ def test_latest_availability_reads_the_unique_index_on_sqlite(tmp_path):
     eng.dispose()
 
 
+@pytest.mark.slow  # a real Python process
 def test_quote_imports_neither_requests_nor_the_scrapers(tmp_path):
     code = (
         "import sys\n"

@@ -206,7 +206,14 @@ SAMPLE = [
 ]
 
 
-@pytest.mark.parametrize("args, code", SAMPLE, ids=[" ".join(a)[:40] for a, _ in SAMPLE])
+@pytest.mark.parametrize(
+    "args, code",
+    # one real process in the fast group, the rest in the slow one (each costs a Python start-up)
+    [
+        pytest.param(a, c, id=" ".join(a)[:40], marks=pytest.mark.slow if i else ())
+        for i, (a, c) in enumerate(SAMPLE)
+    ],
+)
 def test_a_real_planner_process_prints_no_traceback(tmp_path, args, code):
     bad_config = tmp_path / "bad.toml"
     bad_config.write_bytes(b"\xff\xfe garbage")

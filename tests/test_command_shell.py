@@ -329,6 +329,7 @@ def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_
     assert "server" not in result.stderr
 
 
+@pytest.mark.slow  # two real planner processes each
 @pytest.mark.parametrize("command", [["export"], ["prices", "--format", "csv"]])
 def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path, command):
     """`planner export | head -1`: the reader closed its end; the command stops, says nothing, exits 0."""

@@ -31,6 +31,7 @@ def test_head_revision_constant_matches_alembic():
     assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD_REVISION
 
 
+@pytest.mark.unmigrated
 def test_ensure_schema_runs_once(db_url):
     eng = make_engine(db_url)
     assert ensure_schema(eng) is True

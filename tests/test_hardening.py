@@ -149,6 +149,7 @@ def test_numbers_json_output_is_always_valid_json():
     assert "Infinity" not in text_out and "NaN" not in text_out
 
 
+@pytest.mark.slow  # a real planner process
 def test_numbers_output_to_a_full_disk_is_one_line(tmp_path):
     env = {**os.environ, "HOME": str(tmp_path), "PLANNER_DATA_DIR": str(tmp_path / "data")}
     env.pop("PLANNER_DATABASE_URL", None)

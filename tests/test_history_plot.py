@@ -122,6 +122,7 @@ def test_no_prices_to_plot_is_an_error_and_writes_nothing(engine, run_cli, tmp_p
     assert not (tmp_path / "h.png").exists()
 
 
+@pytest.mark.unmigrated
 @pytest.mark.parametrize(
     ("name", "message"),
     [
@@ -170,6 +171,7 @@ def test_without_matplotlib_the_error_says_how_to_install_it(engine, run_cli, tm
     assert not (tmp_path / "h.png").exists()
 
 
+@pytest.mark.slow  # real planner processes
 def test_help_shows_plot_and_history_without_it_loads_no_matplotlib(tmp_path, runner):
     from planner.cli import cli
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("planner", "scrapers", "db", "reports", "vocab")
 COMMANDS = ("planner.commands", "planner.cli", "planner.__main__")
@@ -64,7 +66,9 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     return out
 
 
-def _graph() -> dict[str, set[str]]:
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The import graph of our packages, parsed once for the tests that read it (none changes it)."""
     modules = _modules()
     known = set(modules)
     return {name: _imports(name, path, known) for name, path in modules.items()}
@@ -110,16 +114,15 @@ def _is_package_face(name: str) -> bool:
     return name in PACKAGES
 
 
-def test_the_graph_sees_lazy_imports():
-    graph = _graph()
+def test_the_graph_sees_lazy_imports(graph):
     assert "planner.catalog" in graph["planner.refresh"]  # imported inside a function only
     assert "scrapers.registry" in graph["planner.raw_manifest"]
 
 
-def test_no_library_module_imports_a_command():
+def test_no_library_module_imports_a_command(graph):
     upward = [
         (name, target)
-        for name, targets in _graph().items()
+        for name, targets in graph.items()
         if not name.startswith(COMMANDS)
         for target in targets
         if target.startswith(COMMANDS)
@@ -127,9 +130,9 @@ def test_no_library_module_imports_a_command():
     assert upward == []
 
 
-def test_packages_import_only_what_the_architecture_allows():
+def test_packages_import_only_what_the_architecture_allows(graph):
     wrong = []
-    for name, targets in _graph().items():
+    for name, targets in graph.items():
         package = name.split(".")[0]
         for target in targets:
             other = target.split(".")[0]
@@ -138,8 +141,8 @@ def test_packages_import_only_what_the_architecture_allows():
     assert wrong == []
 
 
-def test_no_import_loops_but_the_known_ones():
-    loops = {loop for loop in _loops(_graph()) if not any(_is_package_face(m) for m in loop)}
+def test_no_import_loops_but_the_known_ones(graph):
+    loops = {loop for loop in _loops(graph) if not any(_is_package_face(m) for m in loop)}
     assert loops - KNOWN_LOOPS == set(), "a new import loop"
     assert KNOWN_LOOPS - loops == set(), "a known loop is gone: remove it from KNOWN_LOOPS"
 

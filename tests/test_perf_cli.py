@@ -8,19 +8,22 @@ import pytest
 
 from tests.helpers.cli import loaded
 
+MISTAKES_AND_HELP = [
+    ("quote", "--gpu", "A100", "--hours", "-1"),
+    ("quote", "--gpu", "A100", "--hours", "5", "--gpus", "0"),
+    ("quote", "--gpu", "A1OO", "--hours", "5"),
+    ("quote", "--gpu", "A100", "--hours", "5", "--billing", "weekley"),
+    ("quote", "--gpu", "A100", "--hours", "5", "--provider", "aws"),
+    ("quote", "--hours", "5"),
+    ("--help",),
+    ("quote", "--help"),
+]
+
 
 @pytest.mark.parametrize(
     "args",
-    [
-        ("quote", "--gpu", "A100", "--hours", "-1"),
-        ("quote", "--gpu", "A100", "--hours", "5", "--gpus", "0"),
-        ("quote", "--gpu", "A1OO", "--hours", "5"),
-        ("quote", "--gpu", "A100", "--hours", "5", "--billing", "weekley"),
-        ("quote", "--gpu", "A100", "--hours", "5", "--provider", "aws"),
-        ("quote", "--hours", "5"),
-        ("--help",),
-        ("quote", "--help"),
-    ],
+    # a mistake and the help in the fast group, the rest in the slow one (each is a Python start-up)
+    [pytest.param(a, marks=() if i in (0, 6) else pytest.mark.slow) for i, a in enumerate(MISTAKES_AND_HELP)],
 )
 def test_a_mistake_or_help_is_answered_before_sqlalchemy_is_imported(tmp_path, args):
     code, heavy, output = loaded(tmp_path, *args)

@@ -7,6 +7,7 @@ import tempfile
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,9 +75,26 @@ def quoted(conn, gpu_model: str, gpus: int, hours: float, instance_id: int):
     return next(o for o in quote(conn, request, FX).options if o.offer.instance_id == instance_id)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Examples per property: each builds a database, so the fast group draws a few and the slow group
+# the full count.
+FAST, SLOW = 6, 25
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@settings(PROPERTY, max_examples=FAST)
 @given(drawn=offers)
 def test_quote_plan_and_value_agree_on_the_same_offer(drawn):
+    agree_on_the_same_offer(drawn)
+
+
+@pytest.mark.slow
+@settings(PROPERTY, max_examples=SLOW)
+@given(drawn=offers)
+def test_quote_plan_and_value_agree_on_the_same_offer_at_length(drawn):
+    agree_on_the_same_offer(drawn)
+
+
+def agree_on_the_same_offer(drawn) -> None:
     with tempfile.TemporaryDirectory() as folder:
         engine = build(Path(folder) / "p.db", drawn)
         try:
@@ -99,12 +117,30 @@ def test_quote_plan_and_value_agree_on_the_same_offer(drawn):
             engine.dispose()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drawn=offers, top=st.integers(min_value=1, max_value=4), basis=st.sampled_from(["latest", "median"]))
+TOP_DRAWS = dict(
+    drawn=offers, top=st.integers(min_value=1, max_value=4), basis=st.sampled_from(["latest", "median"])
+)
+
+
+@settings(PROPERTY, max_examples=FAST)
+@given(**TOP_DRAWS)
 def test_top_reads_stock_only_as_far_as_it_must_and_shows_what_the_whole_ranking_does(drawn, top, basis):
     """``--top K`` reads stock for the cheapest instances only; what it shows is what the whole
     ranking (every offer's stock read) puts in its first K rentable places, and the cheaper ones that
     cannot be rented."""
+    top_shows_what_the_whole_ranking_does(drawn, top, basis)
+
+
+@pytest.mark.slow
+@settings(PROPERTY, max_examples=SLOW)
+@given(**TOP_DRAWS)
+def test_top_reads_stock_only_as_far_as_it_must_and_shows_what_the_whole_ranking_does_at_length(
+    drawn, top, basis
+):
+    top_shows_what_the_whole_ranking_does(drawn, top, basis)
+
+
+def top_shows_what_the_whole_ranking_does(drawn, top: int, basis: str) -> None:
     from planner.quote import _shown
 
     gpu = drawn[0][0]

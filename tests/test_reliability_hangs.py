@@ -9,7 +9,9 @@
 - The scheduler abandons a run that outlives ``job_timeout_s`` (the next one runs on time), stops on
   one SIGTERM even with a hung job, and runs once on the night the clocks go back.
 
-Only loopback servers are used.
+Only loopback servers are used. Each of these waits on the wall clock (a deadline, a cron second,
+a 256 MB bomb) and is marked ``slow``; the fast group keeps the plain-login refusal and the
+daylight-saving nights, and ``test_reliability_providers.py`` one gzip bomb through a whole refresh.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def gzip_bomb() -> bytes:
     return compressor(bytes(BOMB_DECODED_BYTES), compresslevel=9)
 
 
+@pytest.mark.slow
 def test_gzip_bomb_is_refused_at_the_cap_not_decoded_whole(gzip_bomb):
     cap = 8 * 2**20
     with http_server(gzip_bomb, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as base:
@@ -58,6 +61,7 @@ def test_gzip_bomb_is_refused_at_the_cap_not_decoded_whole(gzip_bomb):
     assert time.monotonic() - started < 10  # stopped at the cap, not after decoding 256 MB
 
 
+@pytest.mark.slow
 def test_gzip_bomb_fails_that_provider_and_save_raw_keeps_none_of_it(engine, tmp_path, gzip_bomb):
     saved = tmp_path / "saved"
     with http_server(gzip_bomb, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as base:
@@ -69,6 +73,7 @@ def test_gzip_bomb_fails_that_provider_and_save_raw_keeps_none_of_it(engine, tmp
     assert written < 2**20  # the sidecars and the manifest, never the decoded bomb
 
 
+@pytest.mark.slow
 def test_dripping_http_server_ends_at_the_body_deadline():
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -119,6 +124,7 @@ def _message() -> EmailMessage:
     return message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("smtp_script", ["drip"], indirect=True)
 def test_dripping_smtp_server_ends_at_the_deadline(smtp_script):
     settings = SmtpSettings("127.0.0.1", smtp_script.port, starttls=False, timeout_s=5, deadline_s=1.0)
@@ -129,6 +135,7 @@ def test_dripping_smtp_server_ends_at_the_deadline(smtp_script):
     assert "did not finish answering within 1 s" in caught.value.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("smtp_script", ["drip"], indirect=True)
 def test_dripping_smtp_server_does_not_hang_report_email(run_cli, tmp_path, smtp_script, monkeypatch):
     from tests.helpers.smtp import email_config
@@ -144,6 +151,7 @@ def test_dripping_smtp_server_does_not_hang_report_email(run_cli, tmp_path, smtp
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("smtp_script", ["silent_after_data"], indirect=True)
 def test_silent_smtp_server_after_data_gets_the_message_once(smtp_script):
     settings = SmtpSettings("127.0.0.1", smtp_script.port, starttls=False, timeout_s=1.0, deadline_s=5)
@@ -173,6 +181,7 @@ def test_plain_smtp_login_is_refused_without_tls_or_opt_in(run_cli, tmp_path, mo
     assert caught.value.permanent and "unencrypted" in caught.value.message
 
 
+@pytest.mark.slow
 def test_scheduler_job_timeout_lets_the_next_run_start():
     from apscheduler.triggers.cron import CronTrigger
 
@@ -198,6 +207,7 @@ def test_scheduler_job_timeout_lets_the_next_run_start():
     assert len(started) >= 2, "the hung run made the next one skip"
 
 
+@pytest.mark.slow
 def test_scheduler_stops_on_one_sigterm_with_a_hung_job():
     from apscheduler.triggers.cron import CronTrigger
 

@@ -223,6 +223,7 @@ def test_the_chart_can_be_turned_off(run_cli, tmp_path, how):
     assert "chart" not in message.get_body(("plain",)).get_content()
 
 
+@pytest.mark.slow  # a real planner process
 def test_without_chart_the_report_reads_no_trend_and_loads_no_matplotlib(run_cli, engine, tmp_path):
     load(run_cli, tmp_path, ROWS)
     assert build_report(engine, REPORT_DAY, chart=False).trend is None

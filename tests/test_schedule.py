@@ -129,14 +129,15 @@ def test_a_waiting_holder_gets_the_lock_when_it_is_released(engine):
     def hold() -> None:
         with refresh_lock(engine, holder="first"):
             started.set()
-            time.sleep(0.4)
+            time.sleep(0.2)
         released.set()
 
     started = threading.Event()
     thread = threading.Thread(target=hold)
     thread.start()
     started.wait(5)
-    with refresh_lock(engine, holder="second", wait_s=10):
+    # the poll between tries, shortened from half a second: the wait itself is what is tested
+    with refresh_lock(engine, holder="second", wait_s=10, sleep=lambda _s: time.sleep(0.02)):
         assert released.is_set()
     thread.join()
 
@@ -261,6 +262,7 @@ def test_the_scheduler_runs_one_at_a_time_coalesces_and_has_a_grace_period():
     assert scheduler.timezone == SHANGHAI
 
 
+@pytest.mark.slow  # waits for a cron second on the wall clock
 def test_the_scheduler_runs_the_job_and_stops_cleanly_on_sigterm():
     from apscheduler.triggers.cron import CronTrigger
 
@@ -286,6 +288,7 @@ def test_the_scheduler_runs_the_job_and_stops_cleanly_on_sigterm():
     assert signal.getsignal(signal.SIGTERM) == before
 
 
+@pytest.mark.slow  # a real planner process and a signal
 def test_planner_schedule_in_the_foreground_exits_cleanly_on_sigterm(tmp_path):
     env = {**os.environ, "PLANNER_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path)}
     env.pop("PLANNER_CONFIG", None)

@@ -219,24 +219,20 @@ def test_refused_names_the_mirror_url_not_the_real_host(make_client):
     assert "cvm.tencentcloudapi.com" not in text
 
 
-def test_tls_failure_is_named_tls():
+def test_tls_failure_is_named_tls(make_client):
     port, close = _loopback_server(lambda conn: conn.sendall(b"HTTP/1.1 200 OK\r\n\r\nplain text, not TLS"))
     try:
-        from scrapers.http import HttpClient
-
-        client = HttpClient("tencent", version="0", base_url=f"https://127.0.0.1:{port}", policy=FAST)
+        client = make_client(base_url=f"https://127.0.0.1:{port}", policy=FAST)  # the backoff: fake clock
         with pytest.raises(ScrapeError, match=rf"GET https://127.0.0.1:{port}/ failed after 2 attempts: TLS"):
             client.get("https://cvm.tencentcloudapi.com/")
     finally:
         close()
 
 
-def test_read_timeout_is_named_timeout():
+def test_read_timeout_is_named_timeout(make_client):
     port, close = _loopback_server(lambda conn: None)  # accepts, never answers
     try:
-        from scrapers.http import HttpClient
-
-        client = HttpClient("aliyun", version="0", base_url=f"http://127.0.0.1:{port}", policy=FAST)
+        client = make_client("aliyun", base_url=f"http://127.0.0.1:{port}", policy=FAST)  # fake backoff
         with pytest.raises(ScrapeError, match="timeout: connected, but no answer within the read timeout"):
             client.get("https://ecs.aliyuncs.com/")
     finally:
