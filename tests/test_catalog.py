@@ -475,7 +475,8 @@ def test_purchase_prices_of_today_where_sourced_and_their_age():
     recent = {
         m.name: m for m in catalog.all_models() if (catalog.purchase_price_day(m) or dt.date.min).year >= 2025
     }
-    assert {"RTX4090-24GB", "H20-96GB", "H200-141GB", "RTX5090D-32GB", "RTX5090-32GB", "A100-80GB"} <= set(recent)
+    expected = {"RTX4090-24GB", "H20-96GB", "H200-141GB", "RTX5090D-32GB", "RTX5090-32GB", "A100-80GB"}
+    assert expected <= set(recent)
     assert all(m.purchase_price_cny is not None for m in recent.values())  # China prices, not a US MSRP
     assert get_model("RTX5090-32GB").purchase_price_cny == Decimal("42500")  # 340000 per 8-GPU machine / 8
     assert get_model("RTX4090-24GB").purchase_price_cny == Decimal("17800")
