@@ -54,6 +54,9 @@ class Availability:
     total_gpus: int | None
     observed_at: dt.datetime
     orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where the provider does not say
+    # A marketplace's counts above are summed over machines: the most idle (orderable) on one machine.
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -61,12 +64,24 @@ class Availability:
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
             "orderable_gpus": self.orderable_gpus,
+            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
+            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
             "observed_at": self.observed_at,  # naive UTC; the output layer writes it with its Z
         }
 
 
 def has_prices(conn: Connection) -> bool:
     return bool(conn.execute(select(exists().where(prices.c.id.is_not(None)))).scalar())
+
+
+def has_gathered_prices(conn: Connection) -> bool:
+    """Whether a refresh or an import has stored prices (the bundled snapshot's never count)."""
+    gathered = exists().where(
+        scrape_runs.c.kind.in_(("refresh", "import")),
+        scrape_runs.c.status.in_(STORED_RUN_STATUSES),
+        scrape_runs.c.prices_stored > 0,
+    )
+    return bool(conn.execute(select(gathered)).scalar())
 
 
 def latest_prices(
@@ -283,11 +298,13 @@ def latest_availability(
                 latest.c.total_gpus,
                 latest.c.observed_at,
                 latest.c.orderable_gpus,
+                latest.c.max_idle_gpus_per_machine,
+                latest.c.max_orderable_gpus_per_machine,
             )
         )
-        for iid, billing, status, idle, total, observed_at, orderable in rows:
+        for iid, billing, *said in rows:
             if (iid, billing) in keys:
-                out[(iid, billing)] = Availability(status, idle, total, observed_at, orderable)
+                out[(iid, billing)] = Availability(*said)
     return out
 
 
@@ -324,6 +341,8 @@ class HistoryRow:
     sold_out: int = 0
     idle_gpus: int | None = None
     total_gpus: int | None = None
+    # A marketplace's most idle GPUs on any one machine, over the instances of the day (None: not stated).
+    max_idle_gpus_per_machine: int | None = None
 
 
 def price_history(
@@ -344,7 +363,7 @@ def price_history(
     stock = _stock_history(conn, wanted, since, billing)
     out = []
     for day, provider, model, mode, count, low, high, median in price_rows:
-        known, sold_out, idle, total = stock.get((day, provider, model, mode), (0, 0, None, None))
+        known, sold_out, idle, total, most = stock.get((day, provider, model, mode), (0, 0, None, None, None))
         out.append(
             HistoryRow(
                 day=day,
@@ -359,6 +378,7 @@ def price_history(
                 sold_out=sold_out,
                 idle_gpus=idle,
                 total_gpus=total,
+                max_idle_gpus_per_machine=most,
             )
         )
     out.sort(key=lambda r: (r.gpu_model, r.provider, r.billing, r.day))
@@ -411,9 +431,10 @@ def _history_statement(wanted_instances: Select, since: dt.date, billing: Sequen
 
 def _stock_history(
     conn: Connection, wanted_instances: Select, since: dt.date, billing: Sequence[str] | None
-) -> dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None]]:
-    """Per (day, provider, GPU model, billing): instances with a stated stock, how many sold out, and
-    the idle/total GPUs, each instance counted at its last run of the day."""
+) -> dict[tuple[dt.date, str, str, str], tuple[int, int, int | None, int | None, int | None]]:
+    """Per (day, provider, GPU model, billing): instances with a stated stock, how many sold out, the
+    idle/total GPUs and the most idle on any one machine (a marketplace's), each instance counted at its
+    last run of the day."""
     last_filter = [availability.c.instance_id.in_(wanted_instances), availability.c.observed_on >= since]
     if billing:
         last_filter.append(availability.c.billing.in_(list(billing)))
@@ -439,6 +460,7 @@ def _stock_history(
             sold_out,
             func.sum(availability.c.idle_gpus),
             func.sum(availability.c.total_gpus),
+            func.max(availability.c.max_idle_gpus_per_machine),
         )
         .select_from(last)
         .join(
@@ -460,8 +482,9 @@ def _stock_history(
             int(out or 0),
             None if idle is None else int(idle),
             None if total is None else int(total),
+            None if most is None else int(most),
         )
-        for day, provider, model, mode, known, out, idle, total in rows
+        for day, provider, model, mode, known, out, idle, total, most in rows
     }
 
 
@@ -608,6 +631,8 @@ def export_rows(
             stock.c.idle_gpus,
             stock.c.total_gpus,
             stock.c.orderable_gpus,
+            stock.c.max_idle_gpus_per_machine,
+            stock.c.max_orderable_gpus_per_machine,
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .outerjoin(

@@ -75,6 +75,9 @@ class AvailabilityRow:
     idle_gpus: int | None = None
     total_gpus: int | None = None
     orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where not stated
+    # A marketplace's counts above are summed over machines: the most idle (orderable) on one machine.
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
 
 
 class PriceRecord(NamedTuple):

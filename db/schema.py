@@ -11,13 +11,19 @@ index serves the hot query "latest price per instance and billing mode"; ``ix_in
 serves "everything for one GPU model".
 
 ``availability`` holds what a provider says about stock at each refresh (Tencent/Aliyun sold out,
-AutoDL idle and total GPUs), one row per run, instance and billing mode. It is a table of its own, not
-columns on ``prices``, because stock changes by the hour while a price is kept once a day: a second
-refresh on the same day adds no price but does record how many GPUs are idle now.
+AutoDL idle and total GPUs, and since 0005 the most idle on any one machine), one row per run, instance
+and billing mode. It is a table of its own, not columns on ``prices``, because stock changes by the hour
+while a price is kept once a day: a second refresh on the same day adds no price but does record how
+many GPUs are idle now.
 
 ``alert_state`` (since 0004) remembers which offers hold each alert rule's condition, so an alert fires
 once when its condition starts to hold and again only after it stopped, and which channels still owe
 the message (``pending``): written before anything is sent, so a failed or killed channel loses nothing.
+
+``run_offers`` (since 0006) lists the offers (instance and billing mode) each refresh run listed, kept
+for a provider's last runs only (``db.run_offers``). ``prices`` cannot say it: a second refresh on the
+same day stores no price, and a replayed recording's prices carry their recorded time. Alerts compare
+the latest run with the one before on it ("new offers").
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     Numeric,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -40,7 +47,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0004"
+HEAD_REVISION = "0006"
 
 metadata = MetaData()
 
@@ -130,6 +137,11 @@ availability = Table(
     # Since 0003. GPUs that can be ordered now (AutoDL gpu_order_num); None where the provider does not
     # say. idle_gpus > 0 with orderable_gpus == 0 is "idle but not orderable" (stock_status sold_out).
     Column("orderable_gpus", Integer),
+    # Since 0005. A marketplace (AutoDL) sums the counts above over its machines, but a job's GPUs are
+    # rented on one machine: the most idle (orderable) GPUs on any one of them. None where not stated
+    # (other providers, rows stored before 0005): the rule then judges the sums alone.
+    Column("max_idle_gpus_per_machine", Integer),
+    Column("max_orderable_gpus_per_machine", Integer),
     # "latest per instance and billing" groups on this index; one row per run.
     UniqueConstraint("instance_id", "billing", "run_id", name="uq_availability_instance_billing_run"),
     # "history for one GPU model over N days" reads this index.
@@ -152,4 +164,13 @@ alert_state = Table(
     # JSON of the offer and the reason as fired, so a late delivery says what was true then.
     Column("detail", Text, nullable=False),
     UniqueConstraint("rule", "offer_key", name="uq_alert_state_rule_offer"),
+)
+
+run_offers = Table(
+    "run_offers",
+    metadata,
+    Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
+    Column("billing", String(16), nullable=False),
+    PrimaryKeyConstraint("run_id", "instance_id", "billing", name="pk_run_offers"),
 )

@@ -292,6 +292,8 @@ def insert_availability(
                 "idle_gpus": row.idle_gpus,
                 "total_gpus": row.total_gpus,
                 "orderable_gpus": row.orderable_gpus,
+                "max_idle_gpus_per_machine": row.max_idle_gpus_per_machine,
+                "max_orderable_gpus_per_machine": row.max_orderable_gpus_per_machine,
             },
         )
     batch = list(values.values())

@@ -20,6 +20,7 @@ from decimal import Decimal
 from importlib import resources
 
 from planner.errors import UnknownNameError, UsageError
+from planner.wording import Phrase
 
 PURCHASE_PRICE_STALE_DAYS = 365  # an older catalog purchase price is warned about: GPU prices move
 
@@ -277,11 +278,17 @@ def stale_purchase_price_note(model: GpuModel, today: dt.date) -> str | None:
         return None
     day = purchase_price_day(model)
     if day is None:
-        return f"the catalog's purchase price of {model.name} is undated: give today's with --purchase-price"
+        return Phrase(
+            "the catalog's purchase price of {name} is undated: give today's with {purchase_price}",
+            name=model.name,
+        )
     age = (today - day).days
     if age <= PURCHASE_PRICE_STALE_DAYS:
         return None
-    return (
-        f"the catalog's purchase price of {model.name} dates from {model.purchase_price_date}, "
-        f"{age // 365} year(s) ago: prices move, give today's with --purchase-price"
+    return Phrase(
+        "the catalog's purchase price of {name} dates from {date}, {years} year(s) ago: prices move, give "
+        "today's with {purchase_price}",
+        name=model.name,
+        date=model.purchase_price_date,
+        years=age // 365,
     )

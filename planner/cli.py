@@ -125,7 +125,7 @@ class LazyGroup(click.Group):
         except PlannerError as err:
             from planner.commands.flags import as_typed
 
-            raise UserFacingError(as_typed(err, _invoked(self, ctx))) from None
+            raise UserFacingError(as_typed(err, _invoked(self, ctx), self)) from None
         except click.UsageError as err:
             if isinstance(err, HouseUsageError):
                 raise

@@ -21,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from planner.errors import ConfigError, UsageError
+from planner.wording import Phrase
 
 CONFIG_ENV = "PLANNER_CONFIG"
 DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
@@ -123,7 +124,10 @@ def load_config(
         candidates.append((Path(named).expanduser(), True))
     for path, required in candidates:
         if required and not path.is_file():
-            raise ConfigError(f"config file {str(path)!r} not found", hint=f"check --config or ${CONFIG_ENV}")
+            raise ConfigError(
+                f"config file {str(path)!r} not found",
+                hint=Phrase("check {config} or ${env}", env=CONFIG_ENV),
+            )
         layer = _read_toml(path)
         _check_layer(layer, defaults, str(path))
         _merge(merged, layer)

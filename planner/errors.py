@@ -1,4 +1,10 @@
-"""The errors a user can cause or fix. The CLI prints them as one line (plus a hint), never a traceback."""
+"""The errors a user can cause or fix. The CLI prints them as one line (plus a hint), never a traceback.
+
+A message or hint that names a quantity the caller gave is a :class:`~planner.wording.Phrase`: plain
+names for a program, the flags typed on the command line.
+"""
+
+from planner.wording import Phrase
 
 
 class PlannerError(Exception):
@@ -44,17 +50,20 @@ class DatabaseError(PlannerError):
 class QuantityError(UsageError):
     """A value out of range, named by its quantity (``deadline_hours``), never by a flag: the library
     does not know how a value was given. The command line words it as the flag the user typed
-    (``--deadline-hours``) when its command has that flag (``planner.commands.flags``)."""
+    (``--deadline-hours``) when its command has that flag (``planner.commands.flags``); the message and
+    hint are :class:`~planner.wording.Phrase` s naming the quantity."""
 
     def __init__(self, quantity: str, problem: str, example: str | None = None, hint: str | None = None):
         self.quantity = quantity  # a Python name: hours, gpus_max, deadline_hours
         self.problem = problem  # what is wrong, after the name: "must be at least 1, got 0"
         self.example = example  # a good value, shown as "e.g. NAME EXAMPLE"
-        self.plain_hint = hint  # a hint that names no quantity, used instead of the example
-        message, worded_hint = self.worded(quantity.replace("_", " "))
-        super().__init__(message, worded_hint)
-
-    def worded(self, name: str) -> tuple[str, str | None]:
-        """The message and hint with the quantity called ``name`` (a flag, or its plain name)."""
-        hint = self.plain_hint or (f"e.g. {name} {self.example}" if self.example else None)
-        return f"{name} {self.problem}", hint
+        self.plain_hint = hint  # a hint used instead of the example (a Phrase when it names quantities)
+        # A quantity with no Python name ("CNY per USD") is no flag's: its words stay as they are.
+        name = (
+            "{" + quantity + "}"
+            if quantity.isidentifier()
+            else quantity.replace("{", "{{").replace("}", "}}")
+        )
+        if hint is None and example:
+            hint = Phrase("e.g. " + name + " {example}", example=example)
+        super().__init__(Phrase(name + " {problem}", problem=problem), hint)

@@ -52,6 +52,7 @@ from planner.memory import (
 )
 from planner.models import ModelSpec, get_spec
 from planner.units import BYTES_PER_GB, MAX_GPUS, format_count
+from planner.wording import Phrase
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -215,7 +216,7 @@ class Estimate:
     bound: str | None = None  # "compute" or "memory bandwidth" (inference decode)
     tokens_per_gpu_s: float | None = None  # inference: generated tokens per second per GPU
     prefill_tokens_per_gpu_s: float | None = None  # inference: prompt tokens per second per GPU
-    assumed: tuple[str, ...] = field(default_factory=tuple)  # what --params made us assume
+    assumed: tuple[str, ...] = field(default_factory=tuple)  # what a bare parameter count made us assume
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -445,9 +446,14 @@ def estimate(
     check_task(task)
     spec = _spec(model)
     if spec is not None and params is not None:
-        raise UsageError("give --model or --params, not both", f"--model {spec.name} knows its parameters")
+        raise UsageError(
+            Phrase("give {model} or {params}, not both"),
+            Phrase("{model} {name} knows its parameters", name=spec.name),
+        )
     if spec is None and params is None:
-        raise UsageError("a model is needed", "e.g. --model qwen2.5-7b, or --params 7B for another model")
+        raise UsageError(
+            "a model is needed", Phrase("e.g. {model} qwen2.5-7b, or {params} 7B for another model")
+        )
     if spec is not None:
         params = spec.total_params
     assert params is not None
@@ -470,7 +476,10 @@ def estimate(
     if lora_rank is not None:
         _check_range(check_int(lora_rank, "lora_rank"), "lora_rank", 1, 4096, "64")
         if task not in ("lora", "qlora"):
-            raise UsageError("--lora-rank applies to --task lora or qlora", "e.g. --task lora --lora-rank 64")
+            raise UsageError(
+                Phrase("{lora_rank} applies to {task} lora or qlora"),
+                Phrase("e.g. {task} lora with {lora_rank} 64"),
+            )
     zero_stage = DEFAULT_ZERO_STAGE if zero_stage is None else zero_stage
     replicated_gb({"weights": 0, "gradients": 0, "optimizer_states": 0}, zero_stage)  # checks the stage
     if (zero_stage != DEFAULT_ZERO_STAGE or cpu_offload or optimizer_8bit) and task == "inference":
@@ -483,9 +492,15 @@ def estimate(
     if shape is None:
         shape = default_shape(params, kv_heads)
         assumed.append(
-            f"a dense model (not MoE) of {format_count(params)} parameters shaped by N ≈ 12·layers·hidden² "
-            f"with hidden/layers = 128: {shape.layers} layers, hidden {shape.hidden}, "
-            f"{shape.kv_heads} KV heads of 128 ({'--kv-heads' if kv_heads else 'one per attention head, MHA'})"
+            Phrase(
+                "a dense model (not MoE) of {n} parameters shaped by N ≈ 12·layers·hidden² with hidden/layers "
+                "= 128: {layers} layers, hidden {hidden}, {kv} KV heads of 128 ("
+                + ("{kv_heads})" if kv_heads else "one per attention head, MHA)"),
+                n=format_count(params),
+                layers=shape.layers,
+                hidden=shape.hidden,
+                kv=shape.kv_heads,
+            )
         )
     elif kv_heads is not None:
         if not 1 <= kv_heads <= shape.heads:
@@ -550,7 +565,14 @@ def _workload_notes(e: Estimate, spec: ModelSpec | None) -> tuple[str, ...]:
             "the router; across several GPUs the experts are split by expert parallelism"
         )
     if spec is not None and e.seq_len > spec.context:
-        notes.append(f"--seq-len {e.seq_len} is longer than {spec.name}'s context of {spec.context}")
+        notes.append(
+            Phrase(
+                "{seq_len} {n} is longer than {name}'s context of {context}",
+                n=e.seq_len,
+                name=spec.name,
+                context=spec.context,
+            )
+        )
     if e.shape.kv_lora_rank:
         notes.append(
             f"MLA: the KV cache holds one {e.shape.kv_lora_rank + e.shape.qk_rope_head_dim}-wide latent per "
@@ -591,8 +613,10 @@ def _on_gpu(
     if fp8 and not has_fp8(gpu) and result.task != "inference":
         raise NoFp8Error(
             f"{gpu.name} has no FP8 tensor cores",
-            "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
-            "use --precision bf16",
+            Phrase(
+                "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
+                "use {precision} bf16"
+            ),
         )
     if mfu is not None:
         source = "given"
@@ -639,9 +663,13 @@ def _on_gpu(
         if fields.get("tokens_per_gpu_s"):
             hours = result.tokens / fields["tokens_per_gpu_s"] / 3600 * (1 + result.overhead)
             if fields["bound"] == "memory bandwidth":
-                notes.append("decode is limited by memory bandwidth, not compute (§2.6): raise --batch")
+                notes.append(
+                    Phrase("decode is limited by memory bandwidth, not compute (§2.6): raise {batch}")
+                )
             elif fields["bound"] == "latency":
-                notes.append("decode is limited by per-step latency, not bandwidth or compute: raise --batch")
+                notes.append(
+                    Phrase("decode is limited by per-step latency, not bandwidth or compute: raise {batch}")
+                )
         else:
             hours = gpu_hours_for(flops, peak, mfu, result.overhead)
             fields["bound"] = "compute"
@@ -662,8 +690,12 @@ def _serving_notes(result: Estimate, raw: int, layout: ServingLayout, notes: lis
     if result.model is None:
         if layout.gpus != raw:
             notes.append(
-                f"{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
-                f"multiple of 8 GPUs: {layout.gpus} (assumed: its heads divide evenly; --model checks them)"
+                Phrase(
+                    "{raw} GPUs would hold it, but tensor parallelism splits a model over 1, 2, 4, 8 or a "
+                    "multiple of 8 GPUs: {gpus} (assumed: its heads divide evenly; giving {model} checks them)",
+                    raw=raw,
+                    gpus=layout.gpus,
+                )
             )
         return
     heads, kv_heads = result.shape.heads, result.shape.kv_heads
@@ -697,8 +729,13 @@ def _training_gpus(result: Estimate, gpu: GpuModel, usable: float, notes: list[s
     room = gpu.memory_gb * usable - whole
     if room <= 0:
         notes.append(
-            f"with ZeRO stage {result.zero_stage} every GPU holds {whole:.1f} GB of model states, more than a "
-            f"{gpu.name} has: use --zero-stage 3 or --cpu-offload"
+            Phrase(
+                "with ZeRO stage {stage} every GPU holds {whole:.1f} GB of model states, more than a {gpu} has: "
+                "use {zero_stage} 3 or {cpu_offload}",
+                stage=result.zero_stage,
+                whole=whole,
+                gpu=gpu.name,
+            )
         )
         return None
     return max(1, math.ceil((result.memory_gb - whole) / room - 1e-9))

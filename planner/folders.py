@@ -1,5 +1,6 @@
 """Creating a folder the user named (``report --out``, the folder of ``--db sqlite:///...``): only with
-one line saying so, the same way everywhere, so a typo does not silently grow a tree of folders."""
+one line saying so, the same way everywhere, so a typo does not silently grow a tree of folders. The
+tool's own data folder (the default database's) is created quietly: nobody typed it."""
 
 from __future__ import annotations
 

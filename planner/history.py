@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 
 from planner.pricing import OfferQuery
 
-STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus")
+STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ def _record(r: Any) -> dict[str, Any]:
             "sold_out": r.sold_out,
             "idle_gpus": r.idle_gpus,
             "total_gpus": r.total_gpus,
+            # A marketplace sums idle GPUs over machines (and regions here): the most on any one machine.
+            "max_idle_gpus_per_machine": r.max_idle_gpus_per_machine,
         }
     return {
         "day": r.day,

@@ -53,6 +53,7 @@ from planner.output import FORMULA_PREFIXES
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
 from planner.units import parse_decimal
+from planner.wording import Phrase
 from vocab import STORED_STOCK_STATUSES, RunStatus
 
 REQUIRED_COLUMNS = (
@@ -71,7 +72,8 @@ COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 # What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
 # hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
 # marketplace's median listing, and the stock seen with the price (kept for the newest row of each
-# instance and billing mode: the database keeps one stock row per instance, billing mode and run).
+# instance and billing mode: the database keeps one stock row per instance, billing mode and run). A file
+# written before a column was added (max_*_per_machine: 2026-12) still imports; the column is then empty.
 LOSSLESS_COLUMNS = (
     "gpu_note",
     "tiers",
@@ -80,6 +82,8 @@ LOSSLESS_COLUMNS = (
     "idle_gpus",
     "total_gpus",
     "orderable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
 )
 EXPORT_COLUMNS = COLUMNS + LOSSLESS_COLUMNS
 MAX_FIELD_CHARS = 500
@@ -218,9 +222,9 @@ def _import(
     )
 
 
-CONFLICT_HINT = (
-    "to correct them, `planner import --replace FILE` stores this file's prices and records the old "
-    "ones in the run's notes (`planner runs --format json`)"
+CONFLICT_HINT = Phrase(
+    "to correct them, import the file again with {replace}: it stores this file's prices and records the "
+    "old ones in the run's notes (`planner runs --format json`)"
 )
 MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; the rest are counted
 
@@ -478,9 +482,8 @@ class _RowReader:
         known = self.stock.get((offer.key, offer.billing))
         if known is None or known.observed_at <= observed_at:
             assert offer.stock is not None
-            status, idle, total, orderable = offer.stock
             self.stock[(offer.key, offer.billing)] = AvailabilityRow(
-                offer.key, offer.billing, observed_at, status, idle, total, orderable
+                offer.key, offer.billing, observed_at, *offer.stock
             )
 
 
@@ -522,7 +525,7 @@ class _Offer:
         self.tiers: str | None = None  # as stored in prices.tiers
         self.median: Decimal | None = None
         # status, idle, total and orderable GPUs
-        self.stock: tuple[str | None, int | None, int | None, int | None] | None = None
+        self.stock: StockCells | None = None
 
 
 def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo over a checking function
@@ -586,18 +589,28 @@ def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_c
     return json.dumps([[hour, str(p)] for hour, p in checked]) if checked else None
 
 
-def _stock(record: Mapping[str, str]) -> tuple[str | None, int | None, int | None, int | None] | None:
-    """(status, idle, total, orderable GPUs) from the stock columns; None when the row says nothing of
-    stock."""
+# (status, idle, total, orderable, most idle on one machine, most orderable on one machine)
+StockCells = tuple[str | None, int | None, int | None, int | None, int | None, int | None]
+_COUNT_COLUMNS = (
+    "idle_gpus",
+    "total_gpus",
+    "orderable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
+)
+
+
+def _stock(record: Mapping[str, str]) -> StockCells | None:
+    """(status, idle, total, orderable GPUs, most idle and most orderable on one machine) from the stock
+    columns, in the order of ``AvailabilityRow``; None when the row says nothing of stock."""
     status = (record.get("stock_status") or "").strip() or None
     if status is not None and status not in STORED_STOCK_STATUSES:
         raise PriceRejected(f"stock_status {status[:20]!r} is not one of {', '.join(STORED_STOCK_STATUSES)}")
-    idle = _optional_int(record.get("idle_gpus"), "idle_gpus")
-    total = _optional_int(record.get("total_gpus"), "total_gpus")
-    orderable = _optional_int(record.get("orderable_gpus"), "orderable_gpus")
-    if status is None and idle is None and total is None and orderable is None:
-        return None
-    return status, idle, total, orderable
+    idle, total, orderable, most_idle, most_orderable = (
+        _optional_int(record.get(column), column) for column in _COUNT_COLUMNS
+    )
+    cells: StockCells = (status, idle, total, orderable, most_idle, most_orderable)
+    return None if all(c is None for c in cells) else cells
 
 
 def _optional_int(value: str | None, column: str) -> int | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from planner.errors import QuantityError, UnknownNameError, UsageError
 from planner.units import BYTES_PER_GB
+from planner.wording import Phrase
 
 TASKS: tuple[str, ...] = ("pretrain", "full", "lora", "qlora", "inference")
 TRAINING_TASKS: tuple[str, ...] = ("pretrain", "full", "lora", "qlora")
@@ -273,7 +274,7 @@ def check_task_precision(task: str, precision: str) -> None:
         allowed = ", ".join(TASK_PRECISIONS[task])
         hint = f"{task} runs in {allowed}"
         if task == "qlora":
-            hint += "; for an 8-bit or 16-bit base use --task lora"
+            hint = Phrase("{runs}; for an 8-bit or 16-bit base use {task} lora", runs=hint)
         raise UsageError(f"task {task!r} cannot use precision {precision!r}", hint)
 
 

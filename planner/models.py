@@ -24,6 +24,7 @@ from typing import Any
 
 from planner.errors import UnknownNameError
 from planner.memory import ModelShape
+from planner.wording import Phrase
 
 ATTENTION_KINDS = {"mha": "MHA", "gqa": "GQA", "mqa": "MQA", "mla": "MLA"}
 
@@ -137,6 +138,6 @@ def get_spec(name: str) -> ModelSpec:
         names = list(dict.fromkeys(by_key[n].name for n in near))
         err = UnknownNameError("model", name, names)
         if not names:
-            err.hint = "`planner models` lists the catalog; for another model give --params N"
+            err.hint = Phrase("`planner models` lists the catalog; for another model give {params} N")
         raise err
     return found

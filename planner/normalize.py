@@ -178,6 +178,8 @@ class Offer:
     idle_gpus: int | None = None
     total_gpus: int | None = None
     orderable_gpus: int | None = None
+    max_idle_gpus_per_machine: int | None = None  # a marketplace's most idle GPUs on one machine
+    max_orderable_gpus_per_machine: int | None = None
     median_price: Decimal | None = None
 
     @property
@@ -191,8 +193,13 @@ class Offer:
 
     @property
     def has_availability(self) -> bool:
-        counts = (self.idle_gpus, self.total_gpus, self.orderable_gpus)
+        counts = (self.idle_gpus, self.total_gpus, self.orderable_gpus, *self.per_machine)
         return self.stock_status is not None or any(c is not None for c in counts)
+
+    @property
+    def per_machine(self) -> tuple[int | None, int | None]:
+        """(most idle, most orderable) GPUs on any one machine, where a marketplace says."""
+        return (self.max_idle_gpus_per_machine, self.max_orderable_gpus_per_machine)
 
 
 @dataclass(frozen=True)
@@ -389,6 +396,8 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         idle_gpus=_count(raw.idle_gpus),
         orderable_gpus=_count(raw.orderable_gpus),
         total_gpus=_count(raw.total_gpus),
+        max_idle_gpus_per_machine=_count(raw.max_idle_gpus_per_machine),
+        max_orderable_gpus_per_machine=_count(raw.max_orderable_gpus_per_machine),
     )
 
 
@@ -455,23 +464,39 @@ def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
         stock = StockStatus.SOLD_OUT
     else:
         stock = None
-    counts: dict[str | None, tuple[int | None, int | None, int | None]] = {}
+    counts: dict[str | None, tuple[int | None, ...]] = {}
     for offer, zone in group:
-        if offer.idle_gpus is not None or offer.total_gpus is not None or offer.orderable_gpus is not None:
-            counts.setdefault(zone, (offer.idle_gpus, offer.total_gpus, offer.orderable_gpus))
+        said = (offer.idle_gpus, offer.total_gpus, offer.orderable_gpus, *offer.per_machine)
+        if any(c is not None for c in said):
+            counts.setdefault(zone, said)
     idle = _sum_known(c[0] for c in counts.values())
     total = _sum_known(c[1] for c in counts.values())
     orderable = _sum_known(c[2] for c in counts.values())
+    # Zones are summed, but no machine spans two: the most on one machine is the most of any zone.
+    most_idle = _max_known(c[3] for c in counts.values())
+    most_orderable = _max_known(c[4] for c in counts.values())
     source = best.source
     if not best.is_list_price:
         listed = [o.price for o, _ in group if o.is_list_price]
         if listed:
             source = f"{source} ({_LIST_NOTE.format(list=min(listed))})"
     return replace(
-        best, stock_status=stock, idle_gpus=idle, total_gpus=total, orderable_gpus=orderable, source=source
+        best,
+        stock_status=stock,
+        idle_gpus=idle,
+        total_gpus=total,
+        orderable_gpus=orderable,
+        max_idle_gpus_per_machine=most_idle,
+        max_orderable_gpus_per_machine=most_orderable,
+        source=source,
     )
 
 
 def _sum_known(values: Iterable[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def _max_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None

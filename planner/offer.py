@@ -8,6 +8,7 @@ Split out of ``planner.pricing`` by a pure move, so that ``planner.offer_query``
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import StrEnum
@@ -15,6 +16,7 @@ from typing import Any
 
 from planner.billing import SPOT
 from planner.normalize import per_gpu_hour
+from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
 from reports.cells import iso_time
 from vocab import StockStatus
 
@@ -27,12 +29,26 @@ class Availability(StrEnum):
     AVAILABLE = "available"  # the provider said so (or has enough idle GPUs)
     UNKNOWN = "unknown"  # the provider states no stock: counts as rentable
     SOLD_OUT = "sold_out"
-    SHORT = "short"  # fewer idle GPUs than the job needs
+    SHORT = "short"  # fewer idle GPUs than the job needs (in all, or on one marketplace machine)
     NOT_ORDERABLE = "not_orderable"  # idle, but fewer orderable GPUs than the job needs (AutoDL)
 
     @property
     def rentable(self) -> bool:
         return self in (Availability.AVAILABLE, Availability.UNKNOWN)
+
+    @property
+    def words(self) -> str:
+        """The state for a line of text: "sold out", "short of idle GPUs", "not orderable", ..."""
+        return _WORDS[self]
+
+
+_WORDS = {
+    Availability.AVAILABLE: "available",
+    Availability.UNKNOWN: "stock not stated",
+    Availability.SOLD_OUT: "sold out",
+    Availability.SHORT: "short of idle GPUs",
+    Availability.NOT_ORDERABLE: "not orderable",
+}
 
 
 @dataclass(frozen=True)
@@ -44,16 +60,23 @@ class Stock:
     total_gpus: int | None
     observed_at: dt.datetime
     orderable_gpus: int | None = None  # GPUs that can be ordered now (AutoDL's gpu_order_num)
+    # A marketplace (AutoDL) sums the counts above over its machines; a job's GPUs are rented on one of
+    # them: the most idle (orderable) GPUs on any one machine. None where not stated (other providers,
+    # stock stored before these were recorded).
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
 
     @classmethod
     def of(cls, record: Any) -> Stock:
-        """From a ``db.queries.Availability``; ``orderable_gpus`` where the record carries it."""
+        """From a ``db.queries.Availability``; the counts it does not carry are None."""
         return cls(
             record.stock_status,
             record.idle_gpus,
             record.total_gpus,
             record.observed_at,
             getattr(record, "orderable_gpus", None),
+            getattr(record, "max_idle_gpus_per_machine", None),
+            getattr(record, "max_orderable_gpus_per_machine", None),
         )
 
     @property
@@ -68,20 +91,33 @@ class Stock:
             "idle_gpus": self.idle_gpus,
             "total_gpus": self.total_gpus,
             "orderable_gpus": self.orderable_gpus,
+            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
+            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
             "observed_at": iso_time(self.observed_at),
         }
 
 
-def availability(stock: Stock | None, gpus_needed: float) -> Availability:
-    """The one stock rule: can ``gpus_needed`` GPUs be rented now, by what the provider last said?"""
+def availability(stock: Stock | None, gpus_needed: float, gpus_on_one_machine: float = 0) -> Availability:
+    """The one stock rule: can ``gpus_needed`` GPUs be rented now, by what the provider last said?
+
+    ``gpus_on_one_machine``: how many of them must be idle on one machine of a marketplace whose counts
+    are summed over machines (``Offer.gpus_on_one_machine``; 0 where an instance is a machine). Judged
+    against the most idle (orderable) GPUs on any one machine where the provider states it; where it
+    does not, by the sums alone.
+    """
     if stock is None:
         return Availability.UNKNOWN
     if stock.idle_gpus == 0:
         return Availability.SOLD_OUT
     if stock.idle_gpus is not None and stock.idle_gpus < gpus_needed:
         return Availability.SHORT
+    most_idle, most_orderable = stock.max_idle_gpus_per_machine, stock.max_orderable_gpus_per_machine
+    if most_idle is not None and most_idle < gpus_on_one_machine:
+        return Availability.SHORT  # 40 idle over 20 machines is not 8 on one
     # Before the status: AutoDL's idle GPUs that take no order are stored as sold out (db.schema).
     if stock.orderable_gpus is not None and stock.orderable_gpus < gpus_needed:
+        return Availability.NOT_ORDERABLE
+    if most_orderable is not None and most_orderable < gpus_on_one_machine:
         return Availability.NOT_ORDERABLE
     if stock.stock_status == StockStatus.SOLD_OUT:
         return Availability.SOLD_OUT
@@ -128,7 +164,26 @@ class Offer:
     @property
     def availability(self) -> Availability:
         """Can one instance be rented now?"""
-        return availability(self.stock, self.gpus_per_instance)
+        return availability(self.stock, self.gpus_per_instance, self.gpus_on_one_machine(1))
+
+    @property
+    def per_gpu_listing(self) -> bool:
+        """One GPU of a marketplace's shared machines (AutoDL): a job rents its GPUs one by one, from
+        machines of up to ``MARKET_MACHINE_GPUS``."""
+        return self.provider in MARKETPLACES and self.gpus_per_instance == 1
+
+    def machines(self, instances: int) -> int:
+        """Separate machines ``instances`` of this offer span: one each, or a marketplace's machines of
+        up to ``MARKET_MACHINE_GPUS`` GPUs (the fewest that hold them)."""
+        return math.ceil(instances / MARKET_MACHINE_GPUS) if self.per_gpu_listing else instances
+
+    def gpus_on_one_machine(self, instances: int) -> int:
+        """How many of ``instances`` per-GPU listings must be idle on one machine: spread evenly over
+        ``machines``, the largest share (all of them up to 8; 8 of 16; 6 of 12). 0 for a cloud instance,
+        whose stock counts instances that are each a machine."""
+        if not self.per_gpu_listing or instances <= 0:
+            return 0
+        return math.ceil(instances / self.machines(instances))
 
     @property
     def interruptible(self) -> bool:

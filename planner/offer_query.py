@@ -32,13 +32,12 @@ def scope_words(scope: str) -> str:
     return SCOPE_WORDS.get(scope, scope)
 
 
-def check_scope(scope: str, given_by: str = "--scope") -> str:
-    """``scope`` lower-cased, or an UnknownNameError naming ``given_by`` (the flag or config key)."""
+def check_scope(scope: str, given_by: str | None = None) -> str:
+    """``scope`` lower-cased, or an UnknownNameError naming ``given_by`` (a config key) when given."""
     cleaned = scope.strip().lower()
     if cleaned not in SCOPES:
-        raise UnknownNameError(
-            f"scope ({given_by})", scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES
-        )
+        kind = f"scope ({given_by})" if given_by else "scope"
+        raise UnknownNameError(kind, scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES)
     return cleaned
 
 

@@ -34,6 +34,7 @@ from planner.pricing import (
 )
 from planner.ranking import rank, rank_costs, stocked_to_top_each
 from planner.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
+from planner.wording import Phrase
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -216,7 +217,7 @@ def plan(
     tokens).
     """
     if workload.tokens is None:
-        raise UsageError("a plan needs the tokens the job processes", "e.g. --tokens 2B")
+        raise UsageError("a plan needs the tokens the job processes", Phrase("e.g. {tokens} 2B"))
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
     query = query if query is not None else OfferQuery()

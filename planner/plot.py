@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import SUBSCRIPTION_MODES, hours_per_unit
 from planner.errors import PlannerError, UsageError
+from planner.wording import Phrase
 from reports.chart import date_axis, figure, palette, save_figure
 
 if TYPE_CHECKING:  # the type only: drawing needs no database
@@ -77,7 +78,7 @@ def check_plot_path(path: str | os.PathLike[str]) -> tuple[Path, str]:
     if fmt is None:
         raise UsageError(
             f"cannot plot to {str(path)!r}: the file name must end in .png, .svg or .pdf",
-            hint="e.g. --plot history.png",
+            hint=Phrase("e.g. {plot} history.png"),
         )
     folder = target.parent
     if target.is_dir():
@@ -139,7 +140,9 @@ def plot_history(
     target, fmt = check_plot_path(path)
     series, left_out = history_series(rows, max_series)
     if not series:
-        raise PlannerError(f"nothing to plot: no prices for {', '.join(models)}", hint="try a longer --days")
+        raise PlannerError(
+            f"nothing to plot: no prices for {', '.join(models)}", hint=Phrase("try a longer {days}")
+        )
     first = min(s.days[0] for s in series)
     last = max(s.days[-1] for s in series)
     summary = PlotSummary(target, tuple(series), left_out, first, last)
@@ -147,7 +150,7 @@ def plot_history(
         import matplotlib  # noqa: F401 - checked here, so the error names the option
     except ImportError:
         raise PlannerError(
-            "--plot needs matplotlib, which is not installed", hint="pip install matplotlib"
+            Phrase("{plot} needs matplotlib, which is not installed"), hint="pip install matplotlib"
         ) from None
     with figure(11, 5.6, dpi=110) as fig:  # reports.chart: the recipe the report's chart shares
         _draw(fig, summary, models, _window_text(days, until), max_series)
@@ -185,7 +188,7 @@ def _draw(fig, summary: PlotSummary, models: Sequence[str], window: str, max_ser
     shown = f"{len(summary.series)} series"
     if summary.left_out:
         shown = f"the {max_series} cheapest series; {summary.left_out} more left out"
-        shown += " (narrow with --provider, --billing)"
+        shown += " (narrow by provider or billing mode)"
     ax.text(0, 1.015, f"{summary.first_day} to {summary.last_day} · {shown}", transform=ax.transAxes,
             fontsize=9, color="#555555", va="bottom")  # fmt: skip
     # Dearest first, so the legend reads top to bottom like the lines' latest prices.

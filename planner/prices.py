@@ -35,6 +35,7 @@ CSV_COLUMNS = (
     "stock_status",
     "stock_idle_gpus",
     "stock_total_gpus",
+    "stock_max_idle_gpus_per_machine",
     "stock_observed_at",
 )
 
@@ -72,6 +73,7 @@ class ListedPrice:
             "stock_status": a.stock_status if a else None,
             "stock_idle_gpus": a.idle_gpus if a else None,
             "stock_total_gpus": a.total_gpus if a else None,
+            "stock_max_idle_gpus_per_machine": a.max_idle_gpus_per_machine if a else None,
             "stock_observed_at": a.observed_at if a else None,
         }
 

@@ -51,7 +51,7 @@ from planner.normalize import PriceRejected, fx_rate
 # name Offer too); re-exported here, where every command finds them.
 from planner.offer import Availability, Offer, Stock, availability  # noqa: F401
 from planner.offer_query import ALL, OfferQuery
-from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
+from planner.providers import MARKETPLACES
 from planner.recent import HISTORY_DAYS, LATEST, Recent, check_basis
 from planner.tiers import TierUse, breakeven_hours, tier_uses, tiers_of
 from planner.units import MAX_GPUS
@@ -309,7 +309,17 @@ class JobCost:
     def availability(self) -> Availability:
         """Can the GPUs paid for be rented now? Whole instances need all their GPUs idle, not only
         the job's (a 1-GPU job on an 8-GPU instance needs 8 idle cards)."""
-        return availability(self.offer.stock, self.instances * self.offer.gpus_per_instance)
+        return availability(self.offer.stock, self.gpus_paid, self.gpus_on_one_machine)
+
+    @property
+    def gpus_paid(self) -> float:
+        """The GPUs of the whole instances paid for, idle ones included."""
+        return self.instances * self.offer.gpus_per_instance
+
+    @property
+    def gpus_on_one_machine(self) -> int:
+        """The job's GPUs that must be idle on one marketplace machine (0 on cloud instances)."""
+        return self.offer.gpus_on_one_machine(self.instances)
 
     @property
     def rentable(self) -> bool:
@@ -318,9 +328,7 @@ class JobCost:
     @property
     def machines(self) -> int:
         """Separate machines the job spans: instances, or a marketplace's machines of up to 8 GPUs."""
-        if self.offer.provider in MARKETPLACES and self.offer.gpus_per_instance == 1:
-            return math.ceil(self.job.gpus / MARKET_MACHINE_GPUS)
-        return self.instances
+        return self.offer.machines(self.instances)
 
     @property
     def one_nvlink_domain(self) -> bool:

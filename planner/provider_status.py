@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from planner.config import Config
+from vocab import CheckStatus
 
 
 def describe(
@@ -79,7 +80,7 @@ def check(
         section = config.provider(name)
         mode = cls().mode(environ)
         if not section.get("enabled", True):
-            results.append(CheckResult(name, mode.mode, "skipped", "disabled in the config"))
+            results.append(CheckResult(name, mode.mode, CheckStatus.SKIPPED, "disabled in the config"))
             continue
         settings = ProviderSettings(
             base_url=section.get("base_url") or None, credentials=read_credentials(cls, environ)
@@ -95,7 +96,7 @@ def check(
             client = make_client(cls, settings, version=version, policy=policy, request_log=request_log)
         except Exception as err:  # a bad base_url: say so on this provider's line
             results.append(
-                CheckResult(name, mode.mode, "failed", str(err), f"fix [providers.{name}] base_url")
+                CheckResult(name, mode.mode, CheckStatus.FAILED, str(err), f"fix [providers.{name}] base_url")
             )
             continue
         results.append(check_provider(name, mode.mode, client, settings, mode.unlock_env))

@@ -28,6 +28,8 @@ MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 2**20
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}")
 _VERSION = re.compile(r"\d+(?:\.\d+){1,3}")
+# A whole command for a person, not a flag the caller is said to have given: it is the one way to write
+# such a folder from the command line (a program passes ``save_raw`` to ``planner.refresh.refresh``).
 _HINT = "replay a folder written by `planner refresh --save-raw DIR`, unedited"
 
 
@@ -39,7 +41,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
     where = folder / MANIFEST
     if not where.exists() and not where.is_symlink():
-        raise UsageError(f"{folder} has no {MANIFEST}: it is not a folder written by --save-raw", hint=_HINT)
+        raise UsageError(f"{folder} has no {MANIFEST}: it is not a folder of saved raw answers", hint=_HINT)
     try:
         data = json.loads(read_regular(where, MAX_MANIFEST_BYTES).decode("utf-8"))
     except ScrapeError as err:
@@ -56,7 +58,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 def _checked(where: Path, name: str, entry: Any) -> dict[str, Any]:
     def refuse(what: str) -> UsageError:
-        return UsageError(f"{where}: {name}: {what}; a replay takes only what --save-raw writes", hint=_HINT)
+        return UsageError(
+            f"{where}: {name}: {what}; a replay takes only what saving raw answers writes", hint=_HINT
+        )
 
     if not isinstance(entry, dict):
         raise refuse("the entry is not a table")

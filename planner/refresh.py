@@ -188,7 +188,7 @@ def run_refresh(
             from planner.errors import PlannerError
 
             raise PlannerError(
-                f"cannot write the --save-raw manifest in {save_raw}: {err.strerror or err}",
+                f"cannot write the raw answers' manifest in {save_raw}: {err.strerror or err}",
                 hint="check the disk has room; what each run stored is kept (see `planner runs`)",
             ) from None
     return RefreshSummary(tuple(outcomes[n] for n in names))

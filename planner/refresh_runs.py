@@ -91,7 +91,7 @@ def seen_status(status: str, started_at: dt.datetime, now: dt.datetime, timeout_
     has lost its process (a refresh ends every provider within the timeout), so it is ``interrupted``,
     as the next refresh records it (:func:`close_interrupted`, which may close younger ones too since
     it holds the refresh lock). The one place this judgement is made."""
-    if status == "running" and (now - started_at).total_seconds() > 2 * timeout_s:
+    if status == RunStatus.RUNNING and (now - started_at).total_seconds() > 2 * timeout_s:
         return store.INTERRUPTED
     return status
 

@@ -22,7 +22,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from db import store
+from db import run_offers, store
 from planner.normalize import Offer, is_suspicious_move
 from planner.refresh_runs import Job, ProviderOutcome, Scraped, fail
 from planner.refresh_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, by_reason, clean, first_line, listed, scrub
@@ -159,6 +159,7 @@ def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...])
             counts = store.insert_prices(conn, [_price_row(o, observed_at) for o in kept], ids, job.run_id)
             stock = [_availability_row(o, observed_at) for o in kept if o.has_availability]
             stocked = store.insert_availability(conn, stock, ids, job.run_id)
+            run_offers.record(conn, job.name, job.run_id, {(ids[o.instance_key], o.billing) for o in kept})
             if stocked:
                 notes.append(f"stock recorded for {stocked} offer(s)")
             if conflicts:
@@ -315,4 +316,6 @@ def _availability_row(offer: Offer, observed_at: dt.datetime) -> store.Availabil
         idle_gpus=offer.idle_gpus,
         total_gpus=offer.total_gpus,
         orderable_gpus=offer.orderable_gpus,
+        max_idle_gpus_per_machine=offer.max_idle_gpus_per_machine,
+        max_orderable_gpus_per_machine=offer.max_orderable_gpus_per_machine,
     )

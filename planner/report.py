@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.errors import PlannerError, UsageError
 from planner.folders import ensure_folder
+from planner.wording import Phrase
 
 PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
 
@@ -84,15 +85,19 @@ def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN2
 
 
 def check_address(address: str, what: str) -> str:
-    """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers)."""
+    """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers). ``what``
+    says where it was given, as a :class:`Phrase` template (``"{email}"``, ``"[email] recipients"``)."""
     from email.utils import parseaddr
 
     if "\n" in address or "\r" in address:
-        raise UsageError(f"{what}: an e-mail address cannot contain a line break")
+        raise UsageError(Phrase(what + ": an e-mail address cannot contain a line break"))
     _, bare = parseaddr(address)
     local, _, domain = bare.partition("@")
     if not local or not domain or any(c.isspace() for c in bare):
-        raise UsageError(f"{what}: {address!r} is not an e-mail address", hint="use name@example.com")
+        raise UsageError(
+            Phrase(what + ": {address!r} is not an e-mail address", address=address),
+            hint="use name@example.com",
+        )
     return address.strip()
 
 
@@ -102,11 +107,11 @@ def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
     wanted: list[str] = []
     for value in emails:
         if value:
-            wanted.append(check_address(value, "--email"))
+            wanted.append(check_address(value, "{email}"))
         elif not configured:
             raise UsageError(
-                "--email without an address needs [email] recipients",
-                hint="give --email ADDR, or set recipients",
+                Phrase("{email} without an address needs [email] recipients"),
+                hint=Phrase("give {email} ADDR, or set recipients"),
             )
         else:
             wanted.extend(check_address(a, "[email] recipients") for a in configured)
@@ -179,7 +184,7 @@ def produce_report(
     except OSError as err:
         raise PlannerError(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
-            hint="choose another folder with --out or [report] out_dir",
+            hint=Phrase("choose another folder with {out} or [report] out_dir"),
         ) from None
     drawn = draw_chart(report, out_dir, on_warning)
     if not recipients:

@@ -241,14 +241,16 @@ def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
             logger.setLevel(level)
 
 
-def refresh_step(app: Any, verbose: bool = False) -> Any:
+def refresh_step(app: Any, verbose: bool = False, from_raw: Path | None = None) -> Any:
     """Refresh every enabled provider; returns the pipeline's RefreshSummary. ``verbose`` logs each
-    HTTP request (method, URL, status, bytes, time; secrets removed)."""
+    HTTP request (method, URL, status, bytes, time; secrets removed); ``from_raw`` replays a folder
+    saved by a refresh instead of asking the providers (the tests run the job on a recording)."""
     from planner.refresh import run_refresh
 
     return run_refresh(
         app.engine(),
         app.config,
+        from_raw=from_raw,
         progress=lambda line: log.info("refresh: %s", line),
         request_log=(lambda line: log.info("http: %s", line)) if verbose else None,
     )

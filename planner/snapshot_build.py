@@ -36,6 +36,7 @@ from planner import catalog
 from planner.importer import COLUMNS, MAX_FIELD_CHARS
 from planner.regions import UNSPECIFIED_REGION
 from scrapers.aliyun_families import FAMILIES, family_of
+from vocab import BillingMode
 
 OUTPUT = Path(__file__).parent / "data" / "snapshot.csv"
 SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
@@ -104,7 +105,7 @@ def _aliyun_cdn(path: Path) -> list[dict[str, str]]:
                     itype,
                     catalog.canonical_name(family.gpu_name, family.gpu_memory_gb),
                     info["gpu"],
-                    "on_demand",
+                    BillingMode.ON_DEMAND.value,
                     info["onDemandPricePerHour"],
                     "2024-10-09",
                     source,
@@ -241,7 +242,7 @@ def _row(provider, region, itype, gpu_model, count, billing, price, day, source,
         "instance_type": itype,
         "gpu_model": gpu_model,
         "gpu_count": _fmt(count),
-        "billing": "on_demand" if billing == "payg" else billing,
+        "billing": BillingMode.ON_DEMAND.value if billing == "payg" else billing,
         "price": _fmt(round(price, 6)),
         "currency": "CNY",
         "observed_at": day,

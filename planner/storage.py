@@ -21,6 +21,7 @@ from db.engine import (
 from planner.config import Config
 from planner.errors import DatabaseError, UsageError
 from planner.folders import ensure_folder
+from planner.wording import Phrase
 
 
 def display_url(url: str) -> str:
@@ -30,12 +31,15 @@ def display_url(url: str) -> str:
 
 def open_database(config: Config, url: str | None = None, say: Callable[[str], None] | None = None) -> Engine:
     """An engine for ``url`` (else the configured one), migrated to the current schema. A SQLite file's
-    missing folder is created, and ``say`` gets a line saying so."""
+    missing folder is created; when the user named it (``url``, PLANNER_DATABASE_URL or [database] url),
+    ``say`` gets a line saying so. The default database's folder (``config.data_dir``) is the tool's
+    own, created quietly on a first run."""
+    named = bool(url or config.section("database").get("url"))
     url = url or config.database_url
     folder = sqlite_folder(url)
     try:
         if folder is not None:
-            ensure_folder(folder, "the database", say)
+            ensure_folder(folder, "the database", say if named else None)
         engine = make_engine(url, busy_timeout_s=float(config.section("database")["busy_timeout_s"]))
     except (exc.ArgumentError, exc.NoSuchModuleError, ValueError) as err:
         reason = "its port is not a number" if "int()" in str(err) else mask_password(str(err), url)
@@ -46,7 +50,7 @@ def open_database(config: Config, url: str | None = None, say: Callable[[str], N
     except OSError as err:
         raise DatabaseError(
             f"cannot open database {display_url(url)}: {err.strerror or err}",
-            hint="check the folder exists and is writable, or choose another --db",
+            hint=Phrase("check the folder exists and is writable, or choose another {db}"),
         ) from None
     except ImportError as err:
         raise UsageError(
@@ -69,7 +73,9 @@ def open_database(config: Config, url: str | None = None, say: Callable[[str], N
             hint="upgrade planner",
         ) from None
     except exc.DBAPIError as err:
-        hint = "check --db / PLANNER_DATABASE_URL / [database] url, and that the server is running"
+        hint: str = Phrase(
+            "check {db} / PLANNER_DATABASE_URL / [database] url, and that the server is running"
+        )
         if folder is not None:  # no server: a file, and SQLite writes its journal beside it
             hint = f"the folder {folder} and the file in it must be writable (SQLite writes beside the file)"
         raise DatabaseError(

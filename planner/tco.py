@@ -32,6 +32,7 @@ from planner.config import packaged_defaults
 from planner.errors import QuantityError, UsageError
 from planner.estimate import gpu_class
 from planner.units import MAX_GPUS
+from planner.wording import Phrase
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -370,7 +371,8 @@ def _work_gpu_hours(
 ) -> Decimal:
     if (hours is None) == (utilization is None):
         raise UsageError(
-            "give --hours or --utilization, exactly one", "e.g. --hours 3000 or --utilization 0.5"
+            Phrase("give {hours} or {utilization}, exactly one"),
+            Phrase("e.g. {hours} 3000 or {utilization} 0.5"),
         )
     if utilization is not None:
         u = _bounded(utilization, "utilization", Decimal(0), Decimal(1), "e.g. 0.5 for 50% busy")
@@ -380,7 +382,7 @@ def _work_gpu_hours(
     if per_gpu * gpus > capacity:
         raise UsageError(
             f"a GPU is busy at most {capacity / gpus:,.0f} hours in {years:g} years, not {per_gpu:,.0f}",
-            "raise --years, or give the hours each GPU is busy",
+            Phrase("raise {years}, or give the hours each GPU is busy"),
         )
     return per_gpu * gpus
 
@@ -401,7 +403,8 @@ def _purchase_price(
         note = f"US price {gpu.purchase_price_usd} USD at {fx} CNY/USD, no China premium; {dated}"
         return Decimal(gpu.purchase_price_usd) * fx, note, included
     raise UsageError(
-        f"the catalog has no purchase price for {gpu.name}", "give one with --purchase-price CNY (per GPU)"
+        f"the catalog has no purchase price for {gpu.name}",
+        Phrase("give one with {purchase_price} CNY (per GPU)"),
     )
 
 
@@ -487,10 +490,15 @@ def rent_vs_buy(
     best = curve.cheapest(checked.gpu_hours)
     if best is None:
         raise UsageError(
-            f"no rental price for {gpu.name} in the database"
-            + (" for this much work" if curve.offers else "")
-            + (" with these --provider/--billing filters" if curve.filtered else ""),
-            "give one with --rent-price CNY per GPU-hour, or load prices: planner refresh / planner import",
+            Phrase(
+                "no rental price for {gpu} in the database"
+                + (" for this much work" if curve.offers else "")
+                + (" with these {provider}/{billing} filters" if curve.filtered else ""),
+                gpu=gpu.name,
+            ),
+            Phrase(
+                "give one with {rent_price} CNY per GPU-hour, or load prices: planner refresh / planner import"
+            ),
         )
     rate_at: Callable[[Decimal], Decimal | None] = curve.rate_at
     result = tco(

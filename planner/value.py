@@ -39,6 +39,7 @@ from planner.errors import UnknownNameError
 from planner.normalize import PriceRejected, fx_rate
 from planner.offer_query import scope_words
 from planner.pricing import ALL, Offer, OfferQuery, cheapest_by_model, offers_in_and_out_of_scope
+from planner.wording import Phrase
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -247,7 +248,11 @@ def value_ranking(
             ranked.append(row)
         else:
             if why == NO_OFFER and model.name in priced_outside:  # say where a price is
-                why = f"{no_price} in {scope_words(query.scope)}; --scope all ranks it"
+                why = Phrase(
+                    "{no_price} in {where}; {scope} all ranks it",
+                    no_price=no_price,
+                    where=scope_words(query.scope),
+                )
             elif why == NO_OFFER:
                 why = VGPU_ONLY if model.name in vgpu_only else no_price
             not_ranked.append(NotRanked(model.name, why))

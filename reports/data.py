@@ -20,14 +20,16 @@ from sqlalchemy.engine import Connection
 from db import schema
 from db.queries import latest_prices, latest_rows, uses_lateral
 from db.schema import instances, prices, scrape_runs
-from vocab import StockStatus
+from vocab import BillingMode, StockStatus
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
 # before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
 # shows its change. The old observation's date is in every row (old_on).
 PERIODS = (("day", 1, 2), ("week", 7, 7))
-STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus")
-TREND_BILLING = "on_demand"  # the chart compares the headline price: pay by the hour, no commitment
+# max_idle_gpus_per_machine: a marketplace's (AutoDL) idle GPUs are summed over machines; the most on one.
+STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
+# The chart compares the headline price: pay by the hour, no commitment.
+TREND_BILLING = BillingMode.ON_DEMAND.value
 TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
 
 PRICE_COLUMNS = (
@@ -76,6 +78,7 @@ AVAILABILITY_COLUMNS = (
     "stock_status",
     "idle_gpus",
     "total_gpus",
+    "max_idle_gpus_per_machine",
     "observed_at_utc",
 )
 # Run columns a newer schema adds (0002); shown when the database has them.
@@ -168,7 +171,7 @@ def cheapest_frame(
     ]
     if latest.empty:
         return _typed(pd.DataFrame(columns=columns), floats=("cny_per_gpu_hour", "price"))
-    ranked = latest.assign(_spot=latest["billing"] == "spot").sort_values(
+    ranked = latest.assign(_spot=latest["billing"] == BillingMode.SPOT.value).sort_values(
         ["gpu_model", "_spot", "cny_per_gpu_hour", "provider", "region"], kind="stable"
     )
     if chosen is not None:
@@ -179,7 +182,7 @@ def cheapest_frame(
     best["offers"] = grouped.size()
     best["providers"] = grouped["provider"].nunique()
     best["cheapest_spot_cny_per_gpu_hour"] = (
-        latest[latest["billing"] == "spot"].groupby("gpu_model")["cny_per_gpu_hour"].min()
+        latest[latest["billing"] == BillingMode.SPOT.value].groupby("gpu_model")["cny_per_gpu_hour"].min()
     )
     return best.reset_index()[columns]
 
@@ -356,13 +359,13 @@ def availability_frame(
             conn.execute(query).mappings().all(), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
         )
     frame = frame.merge(stock, on=list(_KEY), how="left")
-    for name in ("idle_gpus", "total_gpus"):
+    for name in ("idle_gpus", "total_gpus", "max_idle_gpus_per_machine"):
         frame[name] = pd.to_numeric(frame[name]).round().astype("Int64")
     derived = frame["idle_gpus"].map(
         lambda n: StockStatus.AVAILABLE.value if n > 0 else StockStatus.SOLD_OUT.value, na_action="ignore"
     )
     frame["stock_status"] = frame["stock_status"].astype(object).fillna(derived.astype(object))
-    frame["stock_status"] = frame["stock_status"].fillna("unknown")
+    frame["stock_status"] = frame["stock_status"].fillna(StockStatus.UNKNOWN.value)
     frame["observed_at_utc"] = pd.to_datetime(frame["observed_at_utc"])
     frame = frame.sort_values(["gpu_model", "provider", "region", "instance_type", "billing"], kind="stable")
     return frame[list(AVAILABILITY_COLUMNS)].reset_index(drop=True)

@@ -312,7 +312,7 @@ def _mail_error(err: Exception, settings: SmtpSettings) -> MailError:
         refused = ", ".join(f"{r} ({code} {_text(reply)})" for r, (code, reply) in err.recipients.items())
         return MailError(
             f"{where} refused every recipient: {refused}",
-            "check the addresses given with --email or in [email] recipients",
+            "check the recipients' addresses, the ones given and those in [email] recipients",
             permanent=all(code >= 500 for code, _ in err.recipients.values()),
         )
     if isinstance(err, smtplib.SMTPSenderRefused):

@@ -9,7 +9,8 @@ docstrings). The market needs the raw web-session JWT in ``Authorization`` (a "B
 Prices arrive in 厘 (1/1000 CNY) per GPU per unit (hour for ``payg``, day/week/month for the others) and
 vary per machine. Per GPU model and region we yield two :class:`RawOffer` with ``per="gpu"``: the
 cheapest (``instance_type`` = the GPU name, e.g. ``"RTX 4090"``) and the median (``"RTX 4090 (median)"``),
-both carrying the group's idle/total GPU counts, so either stays queryable per GPU-hour. A machine's
+both carrying the group's idle/total GPU counts summed over its machines and the most idle (orderable)
+GPUs on any one machine (a job of N GPUs is rented on one machine), so either stays queryable per GPU-hour. A machine's
 price is its ``machine_sku_info`` entry for the charge type (``current_price``, what a renter pays now),
 else ``payg_price`` for pay-as-you-go; which of the two the market page shows is not verified.
 """
@@ -199,7 +200,8 @@ def parse_search_page(payload: bytes, charge_type: str) -> tuple[list[Machine], 
 
 
 def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
-    """Per (GPU model, region): the cheapest and the median price, and the idle/total GPU counts."""
+    """Per (GPU model, region): the cheapest and the median price, the idle/total/orderable GPUs summed
+    over its machines, and the most idle (orderable) GPUs on any one machine."""
     billing = CHARGE_TYPES[charge_type]
     unit = UNIT_OF_MODE[billing]
     groups: dict[tuple[str, str], list[Machine]] = defaultdict(list)
@@ -212,8 +214,10 @@ def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
             continue
         idle, total = sum(m.idle for m in group), sum(m.gpus for m in group)
         # gpu_order_num where machines send it: idle GPUs that cannot be ordered are not available.
-        told = [m.orderable for m in group if m.orderable is not None]
-        orderable = sum(min(n, m.idle) for m in group if (n := m.orderable) is not None) if told else None
+        ordering = [min(n, m.idle) for m in group if (n := m.orderable) is not None]
+        orderable = sum(ordering) if ordering else None
+        # A job's GPUs are rented on one machine: the sums above do not say whether one has N idle.
+        most_orderable = max(ordering) if ordering else None
         for stat, price in (("min", prices[0]), ("median", statistics.median(prices))):
             offers.append(
                 RawOffer(
@@ -231,6 +235,8 @@ def aggregate(machines: list[Machine], charge_type: str) -> list[RawOffer]:
                     idle_gpus=idle,
                     total_gpus=total,
                     orderable_gpus=orderable,
+                    max_idle_gpus_per_machine=max(m.idle for m in group),
+                    max_orderable_gpus_per_machine=most_orderable,
                     source=f"autodl machine/search charge_type={charge_type}",
                     extra={"stat": stat, "machines": str(len(prices)), "region_name": group[0].region_name},
                 )

@@ -49,6 +49,10 @@ class RawOffer:
     idle_gpus: int | None = None
     total_gpus: int | None = None
     orderable_gpus: int | None = None
+    # A marketplace's counts above are summed over its machines; a job's GPUs must sit on one of them,
+    # so it also states the most idle (and orderable) GPUs on any one machine. None: not stated.
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
     source: str = ""
     # Set when the GPU model comes from a family table or documentation rather than from the source itself.
     gpu_note: str | None = None

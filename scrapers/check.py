@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient
 from scrapers.types import ProviderSettings
-
-Status = Literal["works", "refused", "failed", "skipped"]
+from vocab import CheckStatus
 
 
 @dataclass(frozen=True)
@@ -26,7 +24,7 @@ class CheckResult:
 
     provider: str
     mode: str
-    status: Status
+    status: CheckStatus
     detail: str  # what was asked and what came back
     todo: str = ""  # what the user should do; empty when it works
 
@@ -60,7 +58,7 @@ def check_provider(
     check = getattr(cls, "check", None)
     if check is None:
         todo = f"run `planner refresh --provider {name}` to try it"
-        return CheckResult(name, mode, "skipped", "no cheap check for this provider", todo)
+        return CheckResult(name, mode, CheckStatus.SKIPPED, "no cheap check for this provider", todo)
     try:
         detail = check(client, settings)
     except ScrapeError as exc:
@@ -69,21 +67,23 @@ def check_provider(
             names = " and ".join(settings.credentials) or " and ".join(unlock)
             todo = f"check {names}: the provider refused them (wrong, expired, or without read permission)"
             todo = getattr(cls, "refused_hint", None) or todo
-            return CheckResult(name, mode, "refused", text, todo)
+            return CheckResult(name, mode, CheckStatus.REFUSED, text, todo)
         network = _NETWORK.search(text)
         if network:
             where = (
                 f"[providers.{name}] base_url" if settings.base_url else "the network (proxy, firewall, DNS)"
             )
-            return CheckResult(name, mode, "failed", text, f"check {where}; the request never got an answer")
+            return CheckResult(
+                name, mode, CheckStatus.FAILED, text, f"check {where}; the request never got an answer"
+            )
         return CheckResult(
             name,
             mode,
-            "failed",
+            CheckStatus.FAILED,
             text,
-            "run `planner refresh -v --provider " + name + "` and report the answer",
+            f"run `planner refresh -v --provider {name}` and report the answer",
         )
     todo = ""
     if mode == "public" and unlock:
         todo = f"optional: set {' and '.join(unlock)} to see more (`planner providers` says what)"
-    return CheckResult(name, mode, "works", detail, todo)
+    return CheckResult(name, mode, CheckStatus.WORKS, detail, todo)

@@ -77,6 +77,18 @@ class Signer(Protocol):
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
+class HttpStatusError(ScrapeError):
+    """The last answer had an error status (4xx, or a retryable one after every retry). The message
+    names the URL (redacted) and a scrubbed snippet; ``status`` and ``content`` (the whole body, as
+    received: it may quote a caller's secrets) are for a caller that reads the platform's own error
+    (the alert channels), which scrubs what it shows."""
+
+    def __init__(self, message: str, status: int, content: bytes):
+        super().__init__(message)
+        self.status = status
+        self.content = content
+
+
 def user_agent(version: str) -> str:
     """The identifying User-Agent; the caller passes planner's version (scrapers never import planner)."""
     return f"planner/{version} (+GPU price planner)"
@@ -188,7 +200,9 @@ class HttpClient:
                 # scrub, then cut: a secret cut in half would no longer match the scrubbing
                 snippet = re.sub(r"\s+", " ", scrub_text(resp.text[:2000], self.secrets))[:160]
                 tries = f" after {attempts} attempts" if retryable else ""
-                raise ScrapeError(f"{where} returned HTTP {resp.status}{tries}: {snippet}")
+                raise HttpStatusError(
+                    f"{where} returned HTTP {resp.status}{tries}: {snippet}", resp.status, resp.content
+                )
             return replace(resp, secrets=self.secrets)
         raise AssertionError("unreachable")
 

@@ -1,9 +1,12 @@
 """Shared fixtures: a real database per test (a SQLite file; PostgreSQL too when
-PLANNER_TEST_DATABASE_URL is set, as .ci/run does), an isolated home, and a CLI runner."""
+PLANNER_TEST_DATABASE_URL is set, as .ci/run does), an isolated home, a CLI runner, and a
+self-signed TLS certificate."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +115,22 @@ def price_row(**overrides: object) -> dict[str, object]:
     }
     row.update(overrides)
     return row
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, made with the openssl command."""
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key

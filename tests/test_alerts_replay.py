@@ -7,66 +7,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from db import store
-from tests.test_alerts_channels import DING_SECRET, FEISHU_SECRET, RobotServer
+from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, FEISHU_SECRET, RobotServer, recorded_now
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BEFORE = FIXTURES / "alerts" / "before"
-AFTER = FIXTURES / "raw"
 DAY1 = dt.datetime(2026, 12, 1, 2, 0)
 DAY2 = dt.datetime(2026, 12, 2, 2, 0)
 
-CONFIG = """
-[http]
-retries = 1
-backoff_s = 0
-
-[[alerts]]
-name = "cheap-4090-beijing"
-gpu = "4090"
-provider = "autodl"
-region = "beijing-A"
-below_cny_per_gpu_hour = 2.2
-channels = ["team", "ding"]
-
-[[alerts]]
-name = "4090-drop"
-gpu = "RTX4090"
-drop_percent = 20
-window_days = 7
-channels = ["team"]
-
-[[alerts]]
-name = "h20-idle"
-gpu = "H20"
-idle_gpus_at_least = 4
-channels = ["team"]
-
-[[alerts]]
-name = "h20-back"
-gpu = "H20"
-back_in_stock = true
-channels = ["ding"]
-
-[[alerts]]
-name = "anything-new"
-new_offers = true
-channels = ["team", "fs"]
-
-[channels.team]
-kind = "wecom"
-
-[channels.ding]
-kind = "dingtalk"
-
-[channels.fs]
-kind = "feishu"
-"""
 EXPECTED = {
     "cheap-4090-beijing": ["autodl/beijing-A/RTX 4090/on_demand"],
     "4090-drop": ["autodl/beijing-A/RTX 4090/on_demand"],
@@ -97,18 +48,6 @@ def config(tmp_path) -> Path:
 
 def at(monkeypatch, when: dt.datetime) -> None:
     monkeypatch.setattr(store, "utcnow", lambda: when)
-
-
-def recorded_now(folder: Path) -> Path:
-    """A copy of ``folder``'s AutoDL recording, recorded at the test's clock (``store.utcnow``): a
-    replay stores its prices as of their recording."""
-    copy = Path(tempfile.mkdtemp(prefix="alerts-replay-")) / folder.name
-    shutil.copytree(folder / "autodl", copy / "autodl")
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    manifest["providers"] = {"autodl": manifest["providers"]["autodl"]}
-    manifest["providers"]["autodl"]["recorded_at"] = store.utcnow().isoformat() + "Z"
-    (copy / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return copy
 
 
 def refresh(run_cli, config: Path, folder: Path, *extra: str):
@@ -264,12 +203,13 @@ def test_an_offer_fires_again_only_after_its_condition_stopped(run_cli, config, 
     refresh(run_cli, config, AFTER)
     robots.requests.clear()
     at(monkeypatch, DAY2 + dt.timedelta(hours=2))
-    refresh(run_cli, config, BEFORE)  # H20 busy again: h20-idle stops holding (no price today: same day)
+    refresh(run_cli, config, BEFORE)  # H20 busy, the V100s unlisted again (no price today: same day)
     assert robots.requests == []
     at(monkeypatch, DAY2 + dt.timedelta(hours=3))
     third = refresh(run_cli, config, AFTER)
-    assert "(h20-back, h20-idle)" in third.stderr  # back and idle again: both fire a second time
-    assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "wecom"]
+    # Back, idle and listed again (new by run: absent from the run before): each fires a second time.
+    assert "(anything-new, h20-back, h20-idle)" in third.stderr
+    assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "feishu", "wecom"]
 
 
 def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_channels(

@@ -129,9 +129,8 @@ def test_alerts_test_names_an_unknown_channel(run_cli, tmp_path):
 def offer(**kw) -> AlertOffer:
     """An alert's view of one pricing-core offer, from flat fields (``rentable_gpus``: AutoDL's
     orderable GPUs; any stock field makes a stock record)."""
-    stock_fields = {
-        k: kw.pop(k) for k in ("stock_status", "idle_gpus", "total_gpus", "rentable_gpus") if k in kw
-    }
+    stock_keys = ("stock_status", "idle_gpus", "total_gpus", "rentable_gpus", "most_idle", "most_orderable")
+    stock_fields = {k: kw.pop(k) for k in stock_keys if k in kw}
     extras = {k: kw.pop(k) for k in ("previous_stock_status", "median_cny_per_gpu_hour", "is_new") if k in kw}
     base = dict(
         instance_id=1,
@@ -157,6 +156,8 @@ def offer(**kw) -> AlertOffer:
             stock_fields.get("total_gpus"),
             dt.datetime(2026, 12, 2),
             stock_fields.get("rentable_gpus"),
+            stock_fields.get("most_idle"),
+            stock_fields.get("most_orderable"),
         )
     assert not kw, kw
     return AlertOffer(Offer(**base, stock=stock), **extras)
@@ -188,6 +189,18 @@ def test_conditions_are_judged_as_documented(tmp_path):
     assert reason(back, offer(previous_stock_status="available", stock_status="available")) is None
     assert reason(new, offer(is_new=True)) == "new at autodl: H20-96GB as H20-NVLink"
     assert reason(new, offer()) is None
+
+
+def test_idle_gpus_at_least_counts_the_pool_and_says_how_many_sit_on_one_machine(tmp_path):
+    """The rule counts AutoDL's idle GPUs summed over the machines of the region (README: not per
+    machine); where the market states the most on one machine, the message says it, so nobody reads
+    40 idle as 8 on one machine."""
+    (idle,) = rules_of(tmp_path, '[[alerts]]\nname = "i"\ngpu = "H20"\nidle_gpus_at_least = 8\n')
+    spread = offer(idle_gpus=40, rentable_gpus=40, total_gpus=480, most_idle=2, most_orderable=2)
+    assert reason(idle, spread) == "40 GPUs idle (at least 8), at most 2 on one machine"
+    assert spread.stock_text() == "40/480 idle, at most 2 on one machine"
+    assert spread.to_dict()["max_idle_gpus_per_machine"] == 2
+    assert reason(idle, offer(idle_gpus=40, rentable_gpus=40, total_gpus=480)) == "40 GPUs idle (at least 8)"
 
 
 def test_stock_every_takes_a_duration_of_at_least_ten_minutes():

@@ -19,7 +19,7 @@ from db.engine import current_revision, ensure_schema, make_engine, upgrade
 from db.schema import HEAD_REVISION
 from planner.config import load_config
 from planner.quote import QuoteRequest, quote
-from tests.test_refresh import RAW, refresh
+from tests.helpers.replay import RAW, refresh
 
 FX = load_config(env={}).section("fx")
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +38,8 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
         "idle_gpus": 0,
         "total_gpus": 32,
         "orderable_gpus": 0,
+        "max_idle_gpus_per_machine": 0,
+        "max_orderable_gpus_per_machine": 0,
         "observed_at": only["availability"]["observed_at"],
     }
     assert only["availability"]["observed_at"].endswith("Z")
@@ -51,7 +53,8 @@ def test_quote_shows_idle_gpus_and_sold_out_from_the_replay(run_cli):
     assert got[("tencent", "ap-beijing", "HCCG5v.24XLARGE384")]["availability"]["stock_status"] == "sold_out"
     assert got[("autodl", "beijing-A", "V100-32GB")]["availability"]["idle_gpus"] == 1
     table = run_cli("quote", "--gpu", "4090", "--hours", "10").stdout
-    assert "stock" in table.splitlines()[2] and "idle now 40/480" in table and "idle now 10/240" in table
+    assert "stock" in table.splitlines()[2]
+    assert "idle 40/480, ≤2 on one machine" in table and "idle 10/240, ≤1 on one machine" in table
     rows = list(
         csv.DictReader(
             io.StringIO(run_cli("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout)
@@ -168,6 +171,54 @@ def test_migration_0002_keeps_0001_data(db_url):
         run = queries.recent_runs(conn)[0]
     assert latest.price == Decimal("28.64") and latest.median_price is None
     assert (run.provider, run.mode, run.notes) == ("tencent", None, None)
+    eng.dispose()
+
+
+def test_migration_0005_leaves_older_stock_without_a_per_machine_figure_and_judged_as_before(
+    db_url, tmp_path
+):
+    """Stock stored at 0004 (AutoDL's sums only) survives 0005 with the new columns NULL: a job is still
+    judged on the sums, as before; a refresh after it records the most idle on one machine."""
+    eng = make_engine(db_url)
+    upgrade(eng, "0004")
+    with eng.begin() as conn:
+        run = store.start_run(conn, "autodl", "refresh")
+        key = ("autodl", "west-B", "RTX 4090")
+        ids = store.upsert_instances(conn, [store.InstanceRow(*key, "RTX4090-24GB", 1)])
+        now = dt.datetime(2026, 11, 29)  # before the replay's day, so its price and stock are the latest
+        price = store.PriceRow(key, "on_demand", Decimal("1.88"), "CNY", "hour", Decimal("1.88"), now)
+        store.insert_prices(conn, [price], ids, run)
+        conn.execute(
+            text(
+                "INSERT INTO availability (instance_id, billing, run_id, observed_at, observed_on, "
+                "stock_status, idle_gpus, total_gpus, orderable_gpus) VALUES "
+                "(:iid, 'on_demand', :run, :at, :on, 'available', 40, 480, 40)"
+            ),
+            {"iid": ids[key], "run": run, "at": now, "on": now.date()},
+        )
+        store.finish_run(conn, run, "ok")
+    assert ensure_schema(eng) is True and current_revision(eng) == HEAD_REVISION
+    columns = {c["name"] for c in inspect(eng).get_columns("availability")}
+    assert {"max_idle_gpus_per_machine", "max_orderable_gpus_per_machine"} <= columns
+    with eng.connect() as conn:
+        (old,) = queries.latest_availability(conn, [(ids[key], "on_demand")]).values()
+        assert (old.idle_gpus, old.max_idle_gpus_per_machine, old.max_orderable_gpus_per_machine) == (
+            40,
+            None,
+            None,
+        )
+        eight = quote(conn, QuoteRequest(gpu="RTX4090", hours=10, gpus=8), FX)
+    assert eight.recommendation is not None and eight.recommendation.availability.value == "available"
+    refresh(eng, tmp_path, from_raw=RAW, providers=["autodl"])
+    with eng.connect() as conn:
+        (new,) = queries.latest_availability(conn, [(ids[key], "on_demand")]).values()
+        assert (new.idle_gpus, new.max_idle_gpus_per_machine, new.max_orderable_gpus_per_machine) == (
+            40,
+            2,
+            2,
+        )
+        eight = quote(conn, QuoteRequest(gpu="RTX4090", hours=10, gpus=8), FX)
+    assert eight.recommendation is None
     eng.dispose()
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import assert_one_line_error
+
 ROOT = Path(__file__).resolve().parent.parent
 
 A = ["--gpu", "A100", "--hours", "5"]  # a valid quote, to spoil one option at a time
@@ -151,20 +153,6 @@ BAD_CONFIGS: list[tuple[str | bytes, list[str], str]] = [
         "ssl and starttls are both true",
     ),
 ]
-
-
-def assert_one_line_error(result, code: int, fragment: str) -> None:
-    """Exit ``code``, exactly one ``Error:`` line containing ``fragment``, a hint, no traceback."""
-    output = result.stdout + result.stderr
-    assert result.exit_code == code, output
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in output
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and fragment in errors[0], result.stderr
-    assert len(result.stderr.strip().splitlines()) <= 5, result.stderr
-    assert "Decimal(" not in errors[0] and "<" not in errors[0].split(":", 1)[0], errors[0]  # no Python reprs
-    hints = [line for line in result.stderr.splitlines() if line.startswith(("Hint:", "Try '"))]
-    assert hints, f"no hint after {errors[0]!r}"
 
 
 def _line_id(case: object) -> str:

@@ -27,6 +27,103 @@ def test_library_errors_name_the_quantity_not_a_flag(call, quantity):
     assert "--" not in err.value.message and "--" not in (err.value.hint or "")
 
 
+def _library_errors():
+    from planner import catalog
+    from planner.estimate import estimate
+    from planner.memory import check_task_precision
+    from planner.models import get_spec
+    from planner.plot import check_plot_path
+    from planner.tco import check_tco
+
+    a100 = catalog.get_model("A100-80GB")
+    return [
+        (lambda: estimate(params=7e9, model="qwen2.5-7b", task="full"), "give model or params, not both"),
+        (lambda: estimate(task="full"), "e.g. model qwen2.5-7b, or params 7B for another model"),
+        (lambda: estimate(params=7e9, task="full", lora_rank=64), "lora rank applies to task lora or qlora"),
+        (lambda: check_task_precision("qlora", "bf16"), "for an 8-bit or 16-bit base use task lora"),
+        (lambda: get_spec("zzzz-unknown"), "for another model give params N"),
+        (lambda: check_tco(a100, None, None, 1, 3), "give hours or utilization, exactly one"),
+        (lambda: check_plot_path("history.gif"), "e.g. plot history.png"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_library_errors_name_quantities_by_their_plain_names(case):
+    from planner.errors import PlannerError
+
+    call, words = _library_errors()[case]
+    with pytest.raises(PlannerError) as err:
+        call()
+    text = f"{err.value.message} / {err.value.hint}"
+    assert words in text and "--" not in text
+
+
+def test_library_notes_name_quantities_by_their_plain_names():
+    from planner import catalog
+    from planner.estimate import estimate
+
+    e = estimate(
+        model="qwen2.5-7b", task="inference", seq_len=200_000, tokens=1e6, gpu=catalog.get_model("A100-80GB")
+    )
+    assert any(n.startswith("seq len 200000 is longer than") for n in e.notes), e.notes
+    assert any(n.endswith("raise batch") for n in e.notes), e.notes
+    assert not any("--" in n for n in e.notes)
+    assert "(kv heads)" in estimate(params=7e9, task="inference", kv_heads=8).assumed[0]
+    assert "give today's with purchase price" in catalog.stale_purchase_price_note(
+        catalog.get_model("A100-80GB"), __import__("datetime").date(2040, 1, 1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["estimate", "--model", "qwen2.5-7b", "--params", "7B", "--task", "full"],
+            "give --model or --params",
+        ),
+        (
+            ["estimate", "--params", "7B", "--task", "full", "--lora-rank", "8"],
+            "--lora-rank applies to --task",
+        ),
+        (["estimate", "--model", "zzzz-unknown", "--task", "full"], "for another model give --params N"),
+        (["tco", "--gpu", "A100-80GB", "--rent-price", "10"], "give --hours or --utilization, exactly one"),
+        (["history", "--gpu", "A100", "--plot", "h.gif"], "Hint: e.g. --plot history.png"),
+    ],
+)
+def test_the_command_line_words_library_errors_with_its_flags(runner, args, words):
+    from planner.cli import cli
+
+    result = runner.invoke(cli, args)
+    assert result.exit_code != 0
+    assert words in result.stderr, result.stderr
+
+
+def test_the_command_line_words_library_notes_with_its_flags(runner):
+    from planner.cli import cli
+
+    args = [
+        "estimate",
+        "--model",
+        "qwen2.5-7b",
+        "--task",
+        "inference",
+        "--seq-len",
+        "200000",
+        "--tokens",
+        "1M",
+    ]
+    table = runner.invoke(cli, [*args, "--gpu", "A100-80GB"])
+    assert table.exit_code == 0, table.output
+    assert "Note: --seq-len 200000 is longer than" in table.stdout
+    assert "raise --batch" in table.stdout
+    data = json.loads(runner.invoke(cli, [*args, "--gpu", "A100-80GB", "--format", "json"]).stdout)
+    assert any(n.startswith("--seq-len 200000 is longer") for n in data["notes"])
+    assumed = runner.invoke(cli, ["estimate", "--params", "7B", "--task", "inference", "--kv-heads", "8"])
+    assert "(--kv-heads)" in assumed.stdout
+    tco = runner.invoke(cli, ["tco", "--gpu", "A100-80GB", "--hours", "1000"])  # its catalog price is of 2022
+    assert "give today's with --purchase-price" in tco.stdout, tco.output
+
+
 def test_the_command_words_a_quantity_as_the_flag_typed(run_cli):
     result = run_cli("quote", "--gpu", "A100-80GB", "--hours", "1K", "--gpus", "0.5K", "--days", "0")
     assert result.exit_code == 2
@@ -53,7 +150,7 @@ def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():
     err = QuantityError("gpus", "204.9K is more than 100.0K", "8")
     assert as_typed(err, plan) is err  # plan has --gpus-max, not --gpus
     worded = as_typed(QuantityError("gpus_max", "must be from 1 to 100,000, got 0", "8"), plan)
-    assert isinstance(worded, UsageError)
+    assert worded.exit_code == UsageError.exit_code
     assert (worded.message, worded.hint) == (
         "--gpus-max must be from 1 to 100,000, got 0",
         "e.g. --gpus-max 8",
@@ -202,6 +299,29 @@ def test_a_missing_folder_is_created_with_a_line_saying_so(runner, tmp_path):
     assert f"Created the folder {out} for the report." in result.stderr
     again = runner.invoke(cli, ["--db", f"sqlite:///{db}", "report", "--out", str(out), "--no-chart"])
     assert again.exit_code == 0 and "Created the folder" not in again.stderr
+
+
+def test_the_default_data_folder_is_created_quietly_on_a_first_run(runner, isolated_home, monkeypatch):
+    """Nobody typed the default database's folder: a first run says only that it loaded the snapshot."""
+    from planner.cli import cli
+
+    data = isolated_home / "planner-data"
+    assert not data.exists()
+    result = runner.invoke(cli, ["prices", "--gpu", "A100-80GB"])
+    assert result.exit_code == 0, result.output
+    assert (data / "planner.db").is_file()
+    assert "Created the folder" not in result.stderr
+    assert result.stderr.startswith("Database empty: loaded the bundled snapshot")
+
+
+def test_a_database_folder_named_in_the_environment_is_created_with_a_line(runner, tmp_path, monkeypatch):
+    from planner.cli import cli
+
+    db = tmp_path / "named" / "planner.db"
+    monkeypatch.setenv("PLANNER_DATABASE_URL", f"sqlite:///{db}")
+    result = runner.invoke(cli, ["prices", "--gpu", "A100-80GB"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith(f"Created the folder {db.parent} for the database.\n")
 
 
 def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_server(runner, tmp_path):

@@ -3,55 +3,15 @@ AUTH, implicit TLS, a server that says "try later", a wrong password, and a serv
 
 from __future__ import annotations
 
-import contextlib
-import email
-import email.policy
-import shutil
-import socket
-import ssl
-import subprocess
-from pathlib import Path
-
 import pytest
-from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from reports.mail import MailError, SmtpSettings, compose, send
 from tests.conftest import price_row, write_csv
+from tests.helpers.smtp import Recorder, email_config, free_port, parse, server_context, smtp_server
 
 PASSWORD = "s3cret-pa55word"
 BOM = b"\xef\xbb\xbf"
-
-
-class Recorder:
-    """An aiosmtpd handler that keeps what it receives; answers 451 to the first ``busy`` messages."""
-
-    def __init__(self, busy: int = 0):
-        self.messages: list[tuple[str, list[str], bytes]] = []
-        self.busy = busy
-
-    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201 - aiosmtpd hook
-        if self.busy:
-            self.busy -= 1
-            return "451 4.3.0 busy, try again later"
-        self.messages.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content))
-        return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def smtp_server(handler: Recorder, **kwargs):
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port(), **kwargs)
-    controller.start()
-    try:
-        yield controller.port
-    finally:
-        controller.stop()
 
 
 def authenticator(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN201
@@ -59,52 +19,9 @@ def authenticator(server, session, envelope, mechanism, auth_data):  # noqa: ANN
     return AuthResult(success=ok, handled=False)  # handled=False: aiosmtpd answers 535 itself
 
 
-@pytest.fixture(scope="session")
-def certificate(tmp_path_factory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and localhost, made with the openssl command."""
-    if not shutil.which("openssl"):
-        pytest.skip("the openssl command is needed to make a test certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-            "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return cert, key
-
-
-def server_context(certificate: tuple[Path, Path]) -> ssl.SSLContext:
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(*map(str, certificate))
-    return context
-
-
-def email_config(tmp_path: Path, port: int, **settings: object) -> Path:
-    values = {"smtp_host": "127.0.0.1", "smtp_port": port, "starttls": False, "ssl": False}
-    values.update(settings)
-    lines = ["[email]"]
-    for key, value in values.items():
-        if isinstance(value, bool):
-            lines.append(f"{key} = {'true' if value else 'false'}")
-        elif isinstance(value, int):
-            lines.append(f"{key} = {value}")
-        elif isinstance(value, list):
-            lines.append(f"{key} = [{', '.join(repr(v) for v in value)}]")
-        else:
-            lines.append(f"{key} = {value!r}")
-    path = tmp_path / "team.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 @pytest.fixture
 def filled(run_cli, db_url, tmp_path):
-    from tests.test_report import rename_instances
+    from tests.helpers.db_edits import rename_instances
 
     rows = [
         price_row(),
@@ -112,10 +29,6 @@ def filled(run_cli, db_url, tmp_path):
     ]
     assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
     rename_instances(db_url, {"F1": '=HYPERLINK("x")'})  # provider text an import would refuse today
-
-
-def parse(raw: bytes) -> email.message.EmailMessage:
-    return email.message_from_bytes(raw, policy=email.policy.default)
 
 
 def test_report_email_delivers_one_message_with_the_csv_files_attached(run_cli, tmp_path, filled):

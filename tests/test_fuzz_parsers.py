@@ -217,7 +217,8 @@ def assert_storable(offer: Offer) -> None:
             assert isinstance(price, Decimal) and price.is_finite() and 0 < price < Decimal(10) ** 12, price
     assert 0 < offer.cny_per_gpu_hour <= MAX_CNY_PER_GPU_HOUR
     assert len(offer.currency) == 3 and offer.currency.isalpha() and offer.currency.isupper()
-    for count in (offer.vcpus, offer.idle_gpus, offer.total_gpus):
+    counts = (offer.vcpus, offer.idle_gpus, offer.total_gpus, offer.orderable_gpus, *offer.per_machine)
+    for count in counts:
         assert count is None or (
             isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= INT32
         )
@@ -556,6 +557,8 @@ VALID_OFFER = {
     "stock_status": st.sampled_from([None, "available", "sold_out"]),
     "idle_gpus": st.none() | st.integers(0, 500),
     "total_gpus": st.none() | st.integers(0, 500),
+    "max_idle_gpus_per_machine": st.none() | st.integers(0, 8),
+    "max_orderable_gpus_per_machine": st.none() | st.integers(0, 8),
     "source": st.sampled_from(["", "aliyun:cdn", "autodl machine/search"]),
     "gpu_note": st.sampled_from([None, "GPU inferred from the gn7i family"]),
     "extra": st.sampled_from([{}, {"stat": "median"}, {"stat": "min"}]),
@@ -594,6 +597,8 @@ NASTY_OFFER = {
     "stock_status": st.sampled_from(["maybe", "", "SOLD_OUT"]),
     "idle_gpus": st.integers(-(2**70), 2**70),
     "total_gpus": st.integers(-(2**70), 2**70),
+    "max_idle_gpus_per_machine": st.integers(-(2**70), 2**70) | st.sampled_from([True, "8", 8.0]),
+    "max_orderable_gpus_per_machine": st.integers(-(2**70), 2**70),
     "source": nasty_text,
     "gpu_note": nasty_text,
 }

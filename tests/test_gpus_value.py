@@ -24,7 +24,7 @@ from planner.errors import UnknownNameError
 from planner.importer import import_csv
 from planner.value import check_options, models_for, per_unit, purchase_price, value_ranking
 from tests.conftest import price_row, write_csv
-from tests.test_perf_cli import loaded
+from tests.helpers.cli import loaded
 
 FX = load_config(env={}).section("fx")  # USD = 7.10
 

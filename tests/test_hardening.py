@@ -37,10 +37,10 @@ from planner.normalize import normalize_offers
 from planner.output import dumps_json, table
 from planner.snapshot import ensure_prices
 from tests.conftest import price_row, write_csv
-from tests.test_bad_input_cli import assert_one_line_error
-from tests.test_refresh import RAW, REPLAY_DAYS, refresh, replay_copy
-from tests.test_refresh_normalize import T4 as TENCENT_T4
-from tests.test_reliability_disk import fill, tiny_disk
+from tests.helpers.cli import assert_one_line_error
+from tests.helpers.disk import fill, tiny_disk
+from tests.helpers.offers import T4 as TENCENT_T4
+from tests.helpers.replay import RAW, REPLAY_DAYS, refresh, replay_copy
 
 FX = load_config(env={}).section("fx")
 T4 = replace(TENCENT_T4, tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))))
@@ -177,7 +177,7 @@ def test_numbers_save_raw_and_the_schedule_log_on_a_full_disk_are_one_line(engin
         fill(disk, 0)
         with pytest.raises(Exception) as err:
             refresh(engine, tmp_path, from_raw=RAW, save_raw=disk / "raw")
-        assert "cannot write the --save-raw manifest" in str(err.value)
+        assert "cannot write the raw answers' manifest" in str(err.value)
         with logging_to(disk / "planner.log"):
             for _ in range(3):
                 logging.getLogger("planner.test").info("a line %s", "x" * 4000)
@@ -419,6 +419,8 @@ def test_data_export_then_import_is_lossless(db_url, engine, tmp_path):
     assert before == after
     options = before[0]["options"]
     assert any(o.get("availability") for o in options)  # stock made the trip
+    per_machine = [(p["availability"] or {}).get("max_idle_gpus_per_machine") for p in after[1]]
+    assert 2 in per_machine  # AutoDL west-B's RTX 4090: at most 2 idle on one machine, after the trip too
     with source.connect() as conn:
         assert conn.execute(select(func.count()).where(prices.c.tiers.is_not(None))).scalar_one() > 0
         assert conn.execute(select(func.count()).where(prices.c.median_price.is_not(None))).scalar_one() > 0

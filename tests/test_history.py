@@ -11,63 +11,7 @@ from decimal import Decimal
 from sqlalchemy import text
 
 from db import queries, store
-
-TODAY = dt.datetime.now(dt.UTC).date()
-
-
-def day(n: int) -> dt.datetime:
-    """Two in the morning UTC, ``n`` days ago."""
-    return dt.datetime.combine(TODAY - dt.timedelta(days=n), dt.time(2))
-
-
-# Tencent GT4 (A100-40GB) on demand, oldest first: flat, then a 10% cut, then sold out.
-TENCENT = [(6, "30", "available"), (5, "30", "available"), (4, "30", "available"), (3, "27", "available"),
-           (2, "27", "sold_out"), (1, "27", "sold_out")]  # fmt: skip
-# AutoDL A100 per GPU: cheapest listing, median listing, idle/total.
-AUTODL = [(2, "3.68", "3.90", 4, 32), (1, "3.50", "3.80", 0, 32)]
-
-
-def seed(engine) -> None:
-    gt4, a2 = ("tencent", "ap-beijing", "GT4.4XLARGE96"), ("tencent", "ap-guangzhou", "GT4.4XLARGE96")
-    autodl = ("autodl", "beijing-A", "A100-PCIE-40GB")
-    for ago, price, status in TENCENT:
-        with engine.begin() as conn:
-            run = store.start_run(conn, "tencent", "refresh")
-            ids = store.upsert_instances(
-                conn, [store.InstanceRow(*gt4, "A100-40GB", 1), store.InstanceRow(*a2, "A100-40GB", 1)]
-            )
-            rows = [
-                store.PriceRow(gt4, "on_demand", Decimal(price), "CNY", "hour", Decimal(price), day(ago)),
-                store.PriceRow(a2, "on_demand", Decimal("33"), "CNY", "hour", Decimal("33"), day(ago)),
-                store.PriceRow(
-                    gt4, "monthly", Decimal("12948"), "CNY", "month", Decimal("17.736986"), day(ago)
-                ),
-            ]
-            store.insert_prices(conn, rows, ids, run)
-            stock = [store.AvailabilityRow(gt4, "on_demand", day(ago), status)]
-            stock.append(store.AvailabilityRow(a2, "on_demand", day(ago), "available"))
-            store.insert_availability(conn, stock, ids, run)
-            store.finish_run(conn, run, "ok")
-    for ago, low, median, idle, total in AUTODL:
-        with engine.begin() as conn:
-            run = store.start_run(conn, "autodl", "refresh")
-            ids = store.upsert_instances(conn, [store.InstanceRow(*autodl, "A100-40GB", 1)])
-            row = store.PriceRow(
-                autodl,
-                "on_demand",
-                Decimal(low),
-                "CNY",
-                "hour",
-                Decimal(low),
-                day(ago),
-                median_price=Decimal(median),
-            )
-            store.insert_prices(conn, [row], ids, run)
-            status = "available" if idle else "sold_out"
-            store.insert_availability(
-                conn, [store.AvailabilityRow(autodl, "on_demand", day(ago), status, idle, total)], ids, run
-            )
-            store.finish_run(conn, run, "ok")
+from tests.helpers.history import TODAY, day, seed
 
 
 def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
@@ -86,6 +30,7 @@ def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
         "sold_out": 1,
         "idle_gpus": None,
         "total_gpus": None,
+        "max_idle_gpus_per_machine": None,
     }
     autodl = [r for r in doc["days"] if r["provider"] == "autodl"]
     assert [(r["min_cny_per_gpu_hour"], r["median_cny_per_gpu_hour"]) for r in autodl] == [
@@ -93,6 +38,9 @@ def test_history_json_has_one_row_per_day_and_series(engine, run_cli):
         (3.5, 3.8),
     ]
     assert [r["availability"]["idle_gpus"] for r in autodl] == [4, 0]
+    assert [r["availability"]["max_idle_gpus_per_machine"] for r in autodl] == [2, 0]
+    table = run_cli("history", "--gpu", "A100", "--provider", "autodl").stdout
+    assert "idle 4/32, ≤2 on one machine" in table
 
 
 def test_history_table_folds_unchanged_days_and_shows_the_change(engine, run_cli):
@@ -122,9 +70,9 @@ def test_history_filters_days_providers_and_billing(engine, run_cli):
             io.StringIO(run_cli("history", "--gpu", "A100", "--provider", "autodl", "--format", "csv").stdout)
         )
     )
-    assert [(r["day"], r["idle_gpus"], r["total_gpus"]) for r in rows] == [
-        ((TODAY - dt.timedelta(days=2)).isoformat(), "4", "32"),
-        ((TODAY - dt.timedelta(days=1)).isoformat(), "0", "32"),
+    assert [(r["day"], r["idle_gpus"], r["total_gpus"], r["max_idle_gpus_per_machine"]) for r in rows] == [
+        ((TODAY - dt.timedelta(days=2)).isoformat(), "4", "32", "2"),
+        ((TODAY - dt.timedelta(days=1)).isoformat(), "0", "32", "0"),
     ]
     empty = run_cli("history", "--gpu", "H800")
     assert empty.exit_code == 0 and "No prices for H800-80GB in the last 30 day(s)" in empty.stdout

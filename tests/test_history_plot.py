@@ -5,26 +5,17 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import json
-import struct
 import sys
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from db.queries import HistoryRow, price_history
 from planner.plot import MAX_SERIES, history_series, plot_history
 from tests.conftest import price_row, write_csv
-from tests.test_history import TODAY, seed
-from tests.test_perf_cli import loaded
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    """Width and height from a PNG's header, after checking its signature."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
-    assert data[12:16] == b"IHDR"
-    return struct.unpack(">II", data[16:24])
+from tests.helpers.cli import loaded
+from tests.helpers.history import TODAY, seed
+from tests.helpers.png import png_size
 
 
 def ago(n: int) -> dt.date:

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
-from planner.importer import ImportFileError, import_csv
+from planner.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")
@@ -147,6 +147,66 @@ def write_empty(path: Path) -> Path:
     return path
 
 
+STOCK_BEFORE_0005 = ["stock_status", "idle_gpus", "total_gpus", "orderable_gpus"]
+PER_MACHINE = ["max_idle_gpus_per_machine", "max_orderable_gpus_per_machine"]
+
+
+def _stock_of(engine) -> list[tuple]:
+    from db.schema import availability
+
+    with engine.connect() as conn:
+        return [
+            tuple(row)
+            for row in conn.execute(
+                select(
+                    availability.c.idle_gpus,
+                    availability.c.max_idle_gpus_per_machine,
+                    availability.c.max_orderable_gpus_per_machine,
+                )
+            )
+        ]
+
+
+def test_an_export_written_before_the_per_machine_columns_still_imports(engine, tmp_path):
+    row = price_row(provider="autodl", region="west-B", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
+    row |= {
+        "price": "1.88",
+        "stock_status": "available",
+        "idle_gpus": 40,
+        "total_gpus": 480,
+        "orderable_gpus": 40,
+    }
+    path = write_csv(tmp_path / "old.csv", [row], list(REQUIRED_COLUMNS) + STOCK_BEFORE_0005)
+    assert import_csv(engine, path, FX).stored == 1
+    assert _stock_of(engine) == [(40, None, None)]
+
+
+def test_the_per_machine_stock_round_trips_through_export_and_import(engine, tmp_path):
+    row = price_row(provider="autodl", region="west-B", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
+    row |= {"price": "1.88", "idle_gpus": 40, "total_gpus": 480, "orderable_gpus": 40}
+    row |= {"max_idle_gpus_per_machine": 2, "max_orderable_gpus_per_machine": 1}
+    columns = list(REQUIRED_COLUMNS) + STOCK_BEFORE_0005 + PER_MACHINE
+    assert import_csv(engine, write_csv(tmp_path / "new.csv", [row], columns), FX).stored == 1
+    assert _stock_of(engine) == [(40, 2, 1)]
+    from db.engine import ensure_schema, make_engine
+    from planner.export import write_export
+
+    out = tmp_path / "out.csv"
+    with out.open("w", encoding="utf-8") as fh:
+        assert write_export(engine, fh) == 1
+    header, line = out.read_text(encoding="utf-8").splitlines()
+    cells = dict(zip(header.split(","), line.split(","), strict=True))
+    assert (cells["max_idle_gpus_per_machine"], cells["max_orderable_gpus_per_machine"]) == ("2", "1")
+    again = make_engine(f"sqlite:///{tmp_path / 'again.db'}")
+    ensure_schema(again)
+    assert import_csv(again, out, FX).stored == 1
+    assert _stock_of(again) == [(40, 2, 1)]
+    again.dispose()
+    bad = write_csv(tmp_path / "bad.csv", [row | {"max_idle_gpus_per_machine": "-2"}], columns)
+    with pytest.raises(ImportFileError, match="max_idle_gpus_per_machine '-2' is negative"):
+        import_csv(engine, bad, FX)
+
+
 def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
     source = write_csv(
         tmp_path / "in.csv",
@@ -160,7 +220,8 @@ def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
     assert (
         lines[0]
         == "provider,region,instance_type,gpu_model,gpu_count,billing,price,currency,observed_at,vcpus,memory_gb,source,"
-        "gpu_note,tiers,median_price,stock_status,idle_gpus,total_gpus,orderable_gpus"
+        "gpu_note,tiers,median_price,stock_status,idle_gpus,total_gpus,orderable_gpus,"
+        "max_idle_gpus_per_machine,max_orderable_gpus_per_machine"
     )
     assert len(lines) == 3
     assert lines[1].startswith(

@@ -4,6 +4,8 @@
 - ``vocab`` imports nothing of ours; ``scrapers``, ``db`` and ``reports`` never import ``planner``;
   ``scrapers`` and ``db`` import only themselves and ``vocab``; ``reports`` only ``db`` and ``vocab``.
 - No two modules import each other, directly or round a longer loop.
+- No module under ``tests/`` imports a test module (``tests.test_*``): shared helpers live in
+  ``tests/helpers/`` and shared fixtures in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -140,3 +142,37 @@ def test_no_import_loops_but_the_known_ones():
     loops = {loop for loop in _loops(_graph()) if not any(_is_package_face(m) for m in loop)}
     assert loops - KNOWN_LOOPS == set(), "a new import loop"
     assert KNOWN_LOOPS - loops == set(), "a known loop is gone: remove it from KNOWN_LOOPS"
+
+
+def _test_modules_imported(source: str) -> set[str]:
+    """The test modules (``tests.test_*``) that ``source`` imports anywhere, lazily inside a function too."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "tests." * bool(node.level) + (node.module or "")  # relative imports sit in tests/
+            targets = [base.rstrip("."), *(f"{base.rstrip('.')}.{a.name}" for a in node.names)]
+        out.update(
+            t for t in targets if t.removeprefix("tests.").startswith("test_") and t.startswith("tests.")
+        )
+    return {t.split(".")[1] for t in out}
+
+
+def test_the_test_check_sees_lazy_and_relative_imports():
+    source = "def f():\n    from tests.test_refresh import RAW\nfrom . import test_email\nimport tests.test_x as x\n"
+    assert _test_modules_imported(source) == {"test_refresh", "test_email", "test_x"}
+    assert (
+        _test_modules_imported("from tests.helpers.replay import RAW\nfrom tests.conftest import x\n")
+        == set()
+    )
+
+
+def test_no_test_module_imports_another_test_module():
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(found)
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if (found := _test_modules_imported(path.read_text(encoding="utf-8")))
+    }
+    assert wrong == {}, "move the shared helper to tests/helpers/ (a fixture: tests/conftest.py)"

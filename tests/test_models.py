@@ -140,7 +140,7 @@ def test_training_options_change_memory_and_gpus():
     r64 = estimate(model="qwen2.5-7b", task="lora", lora_rank=64)
     r8 = estimate(model="qwen2.5-7b", task="lora", lora_rank=8)
     assert r64.memory_gb > r8.memory_gb and r64.lora_rank == 64
-    with pytest.raises(UsageError, match="lora-rank"):
+    with pytest.raises(UsageError, match="lora rank applies to task lora"):
         estimate(model="qwen2.5-7b", task="full", lora_rank=8)
     with pytest.raises(UsageError, match="training options"):
         estimate(model="qwen2.5-7b", task="inference", cpu_offload=True)

@@ -4,36 +4,9 @@ timings."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer", "matplotlib")
-
-
-def loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], str]:
-    """Run ``planner ARGS`` in a fresh interpreter; its exit code, the heavy modules it loaded, output."""
-    argv = ["--db", f"sqlite:///{tmp_path / 'p.db'}", *args]
-    code = (
-        "import sys\n"
-        "from planner.cli import cli\n"
-        "try:\n"
-        f"    cli.main({argv!r}, prog_name='planner')\n"
-        "except SystemExit as exit:\n"
-        "    code = exit.code\n"
-        f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
-        "print('EXIT', code, 'HEAVY', ','.join(heavy), file=sys.stderr)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PLANNER_DATA_DIR": str(tmp_path),
-             "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-    last = done.stderr.strip().splitlines()[-1].split()
-    return int(last[1]), (last[3].split(",") if len(last) > 3 else []), done.stdout + done.stderr
+from tests.helpers.cli import loaded
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,59 @@ def test_one_availability_rule(given, needed, state):
     assert state.rentable == (state in (Availability.AVAILABLE, Availability.UNKNOWN))
 
 
+def market(idle=40, total=480, orderable=None, most_idle=None, most_orderable=None) -> Stock:
+    """AutoDL's stock: counts summed over machines, and the most on any one machine where stated."""
+    return Stock(None, idle, total, NOW, orderable, most_idle, most_orderable)
+
+
+@pytest.mark.parametrize(
+    ("given", "needed", "on_one_machine", "state"),
+    [
+        (market(most_idle=2, most_orderable=2), 8, 8, Availability.SHORT),  # 40 idle, never 8 on one
+        (market(most_idle=2, most_orderable=2), 2, 2, Availability.AVAILABLE),
+        (market(most_idle=2, most_orderable=2), 3, 3, Availability.SHORT),
+        (market(idle=4, most_idle=4), 8, 8, Availability.SHORT),  # short in all, as before
+        (market(orderable=40, most_idle=8, most_orderable=2), 8, 8, Availability.NOT_ORDERABLE),
+        (market(orderable=40, most_idle=8, most_orderable=8), 8, 8, Availability.AVAILABLE),
+        (market(orderable=40, most_idle=8), 8, 8, Availability.AVAILABLE),  # orderable per machine unknown
+        (market(), 8, 8, Availability.AVAILABLE),  # per machine unknown (stored before 0005): the sums
+        (market(orderable=4), 8, 8, Availability.NOT_ORDERABLE),
+        (market(most_idle=2), 8, 0, Availability.AVAILABLE),  # nothing has to share one machine
+        (market(idle=0, most_idle=0), 1, 1, Availability.SOLD_OUT),
+    ],
+)
+def test_a_marketplace_job_needs_its_gpus_idle_on_one_machine(given, needed, on_one_machine, state):
+    assert availability(given, needed, on_one_machine) is state
+
+
+@pytest.mark.parametrize(
+    ("gpus", "machines", "on_one_machine"),
+    [(1, 1, 1), (3, 1, 3), (8, 1, 8), (12, 2, 6), (16, 2, 8), (17, 3, 6)],
+)
+def test_a_marketplace_job_spreads_evenly_over_the_fewest_machines(gpus, machines, on_one_machine):
+    listing = offer(provider="autodl", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
+    assert (listing.machines(gpus), listing.gpus_on_one_machine(gpus)) == (machines, on_one_machine)
+    cloud = offer(gpus_per_instance=8.0)  # an instance is a machine: nothing more to share one
+    assert (cloud.machines(2), cloud.gpus_on_one_machine(2)) == (2, 0)
+
+
+def test_job_cost_judges_a_marketplace_job_on_one_machine_and_a_cloud_one_on_the_sums():
+    listing = offer(provider="autodl", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
+    spread = replace(listing, stock=market(most_idle=2, most_orderable=2))
+    assert job_cost(spread, Job.check(8, 10)).availability is Availability.SHORT
+    assert job_cost(spread, Job.check(2, 10)).availability is Availability.AVAILABLE
+    assert spread.availability is Availability.AVAILABLE  # one GPU: any machine with one idle serves
+    full = replace(listing, stock=market(most_idle=8, most_orderable=8))
+    assert job_cost(full, Job.check(16, 10)).availability is Availability.AVAILABLE  # 8 + 8
+    assert job_cost(replace(listing, stock=market(most_idle=7)), Job.check(16, 10)).availability is (
+        Availability.SHORT
+    )
+    old = replace(listing, stock=market())  # stored before the per-machine figure: judged as before
+    assert job_cost(old, Job.check(8, 10)).availability is Availability.AVAILABLE
+    cloud = offer(gpus_per_instance=8.0, stock=market(most_idle=2))  # not a marketplace: the sums
+    assert job_cost(cloud, Job.check(8, 10)).availability is Availability.AVAILABLE
+
+
 def test_an_offer_is_judged_for_one_instance_and_a_job_for_its_gpus():
     eight = offer(gpus_per_instance=8.0, stock=stock(None, 4, 32))
     assert eight.availability is Availability.SHORT  # one instance needs 8 idle GPUs

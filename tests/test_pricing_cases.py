@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.test_refresh import RAW
+from tests.helpers.replay import RAW
 
 
 @pytest.fixture
@@ -238,3 +238,61 @@ def test_quote_and_plan_csv_carry_stock_and_utc_times_like_their_json(refreshed)
     assert quote[0]["stock_orderable_gpus"] != "" and quote[0]["observed_at"].endswith("Z")
     doc = json.loads(refreshed("quote", "--gpu", "H800", "--hours", "10", "--format", "json").stdout)
     assert doc["as_of"].endswith("Z") and doc["options"][0]["observed_at"].endswith("Z")
+
+
+def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refreshed):
+    """The replay's AutoDL RTX 4090s: 40 idle over west-B's machines, 10 over beijing-A's, but never
+    more than 2 (west-B) or 1 (beijing-A) on one machine (tests/fixtures/raw/autodl). A job's GPUs are
+    rented on one machine, so 8 (or 3) of them cannot be rented anywhere; 2 can in west-B, 1 in both."""
+    args = ("quote", "--gpu", "RTX4090", "--hours", "100")
+    eight = as_json(refreshed, *args, "--gpus", "8")
+    assert eight["recommendation"] is None
+    assert eight["no_recommendation"].startswith("every option is sold out or short of idle GPUs")
+    west = next(o for o in eight["options"] if o["region"] == "west-B")
+    assert (west["stock_state"], west["unavailable"]) == ("short", True)
+    stock = west["availability"]
+    assert (
+        stock["idle_gpus"],
+        stock["max_idle_gpus_per_machine"],
+        stock["max_orderable_gpus_per_machine"],
+    ) == (
+        40,
+        2,
+        2,
+    )
+    assert {o["stock_state"] for o in eight["options"]} == {"short"}
+    table = refreshed(*args, "--gpus", "8").stdout
+    assert "idle 40/480, ≤2 on one machine (<8 needed)" in table
+    assert next(x for x in table.splitlines() if x.startswith("Recommendation:")).startswith(
+        "Recommendation: none"
+    )
+    three = as_json(refreshed, *args, "--gpus", "3")
+    assert three["recommendation"] is None
+    two = as_json(refreshed, *args, "--gpus", "2")
+    assert (two["recommendation"]["region"], two["recommendation"]["stock_state"]) == ("west-B", "available")
+    assert {o["region"]: o["stock_state"] for o in two["options"]} == {
+        "west-B": "available",
+        "beijing-A": "short",
+    }
+    one = as_json(refreshed, *args)
+    assert (one["recommendation"]["provider"], one["recommendation"]["region"]) == ("autodl", "west-B")
+    assert {o["stock_state"] for o in one["options"]} == {"available"}
+
+
+def test_plan_and_gpus_value_judge_the_4090_on_one_machine_as_quote_does(refreshed):
+    """plan rents 6 RTX 4090 for this job (one machine): no AutoDL machine has 6 idle, so it is short
+    there as in quote; gpus --value prices one GPU, which any machine with one idle serves."""
+    args = ("--tokens", "1B", "--task", "full", "--gpu", "4090", "--provider", "autodl")
+    doc = as_json(refreshed, "plan", "--params", "7B", *args)
+    (option,) = doc["options"]
+    gpus = option["gpus"]
+    assert 2 < gpus <= 8 and option["link"] == "PCIe only (one machine)"
+    region = option["rental"]["region"]
+    quoted = as_json(refreshed, "quote", "--gpu", "RTX4090", "--gpus", str(gpus), "--hours", "100")
+    same = next(o for o in quoted["options"] if o["region"] == region)
+    assert option["stock_state"] == same["stock_state"] == "short"
+    assert doc["cheapest"] is None
+    assert "short of idle GPUs" in refreshed("plan", "--params", "7B", *args).stdout
+    value = as_json(refreshed, "gpus", "--value", "--gpu", "RTX4090")
+    (ranked,) = [r for r in value["ranked"] if r["gpu_model"] == "RTX4090-24GB"]
+    assert (ranked["provider"], ranked["stock_state"], ranked["sold_out"]) == ("autodl", "available", False)

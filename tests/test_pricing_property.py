@@ -21,6 +21,7 @@ from planner.value import value_ranking
 FX = load_config(env={}).section("fx")
 SIX = Decimal("0.000001")
 LORA = Workload(params=1e9, task="lora", tokens=1e8)  # fits one GPU of either model
+FULL = Workload(params=7e9, task="full", tokens=1e8)  # several GPUs: 2 A100-80GB, 6 RTX 4090
 
 offers = st.lists(
     st.tuples(
@@ -28,7 +29,8 @@ offers = st.lists(
         st.sampled_from(["aliyun", "tencent", "autodl"]),
         st.sampled_from([1, 2, 4, 8]),
         st.integers(min_value=100, max_value=40_000),  # CNY cents per GPU-hour
-        st.sampled_from([None, "available", "sold_out", 0, 1, 3, 8]),  # stock: a status or idle GPUs
+        # stock: a status, idle GPUs, or (idle GPUs summed over machines, the most on one machine)
+        st.sampled_from([None, "available", "sold_out", 0, 1, 3, 8, (40, 2), (40, 8), (12, 6), (40, 5)]),
     ),
     min_size=1,
     max_size=6,
@@ -51,7 +53,10 @@ def build(path: Path, drawn) -> object:
         for key, (_gpu, _p, n, cents, said) in zip(keys, drawn, strict=True):
             price = Decimal(cents) * n / 100
             prices.append(store.PriceRow(key, "on_demand", price, "CNY", "hour", price / n, now))
-            if said is not None:
+            if isinstance(said, tuple):  # a marketplace's machines: the sums and the most on one
+                idle, most = said
+                stock.append(store.AvailabilityRow(key, "on_demand", now, None, idle, 48, idle, most, most))
+            elif said is not None:
                 status, idle = (said, None) if isinstance(said, str) else (None, said)
                 stock.append(store.AvailabilityRow(key, "on_demand", now, status, idle, 8))
         store.insert_prices(conn, prices, ids, run)
@@ -83,12 +88,13 @@ def test_quote_plan_and_value_agree_on_the_same_offer(drawn):
                     same = quoted(conn, o.gpu_model, int(o.gpus_per_instance), 10, o.instance_id)
                     assert same.cny_per_gpu_hour.quantize(SIX) == o.cny_per_gpu_hour.quantize(SIX)
                     assert same.rentable == o.availability.rentable
-                for option in plan(conn, LORA, FX).options:
-                    r = option.rental
-                    same = quoted(conn, r.offer.gpu_model, r.gpus, r.hours, r.offer.instance_id)
-                    assert same.cny_per_gpu_hour.quantize(SIX) == r.cny_per_gpu_hour.quantize(SIX)
-                    assert same.total_cny.quantize(SIX) == r.total_cny.quantize(SIX)
-                    assert same.availability is r.availability
+                for workload in (LORA, FULL):  # one GPU, and several that must share a machine
+                    for option in plan(conn, workload, FX).options:
+                        r = option.rental
+                        same = quoted(conn, r.offer.gpu_model, r.gpus, r.hours, r.offer.instance_id)
+                        assert same.cny_per_gpu_hour.quantize(SIX) == r.cny_per_gpu_hour.quantize(SIX)
+                        assert same.total_cny.quantize(SIX) == r.total_cny.quantize(SIX)
+                        assert same.availability is r.availability
         finally:
             engine.dispose()
 

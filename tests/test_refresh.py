@@ -7,107 +7,31 @@ history modules.
 
 from __future__ import annotations
 
-import copy
-import datetime as dt
 import json
 import shutil
 import threading
 import time
 from decimal import Decimal
-from pathlib import Path
 
 import responses
 from sqlalchemy import func, select, update
 
 from db import store
-from db.schema import availability, instances, prices, scrape_runs
-from planner.config import Config, load_config
-from planner.refresh import RefreshSummary, run_refresh
+from db.schema import availability, instances, prices, run_offers, scrape_runs
+from planner.config import load_config
+from planner.refresh import run_refresh
 from scrapers.http import HttpPolicy
-
-RAW = Path(__file__).resolve().parent / "fixtures" / "raw"
-# What the replay stores (see tests/fixtures/raw/README.md for the payloads behind each figure).
-EXPECTED_STORED = {"aliyun": 285, "tencent": 10, "volcengine": 7, "autodl": 9, "ppio": 60, "compshare": 17}
-# Off in the packaged defaults until a user turns them on; the tests' config turns them on.
-OFF_BY_DEFAULT = ("ppio", "compshare")
-# What a refresh run with the packaged defaults (the CLI, no test config) stores.
-EXPECTED_STORED_BY_DEFAULT = {p: n for p, n in EXPECTED_STORED.items() if p not in OFF_BY_DEFAULT}
-# A replay stores its prices as of when they were recorded (manifest.json's recorded_at), not today.
-REPLAY_DAYS = {
-    name: dt.date.fromisoformat(entry["recorded_at"][:10])
-    for name, entry in json.loads((RAW / "manifest.json").read_text(encoding="utf-8"))["providers"].items()
-}
-
-
-def make_config(tmp_path: Path, refresh: dict | None = None, providers: dict | None = None) -> Config:
-    """Packaged defaults, with no retries, no backoff and no politeness pause, and every provider
-    enabled, the marketplaces that are off by default included (tests only)."""
-    data = copy.deepcopy(load_config(env={}, cwd=tmp_path).data)
-    data["http"].update(retries=0, backoff_s=0.0)
-    for section in data["providers"].values():
-        section.update(min_interval_s=0.0, enabled=True)
-    data["refresh"].update(refresh or {})
-    for name, values in (providers or {}).items():
-        data["providers"][name].update(values)
-    return Config(data=data)
-
-
-def refresh(engine, tmp_path: Path, config: Config | None = None, **kw) -> RefreshSummary:
-    kw.setdefault("env", {})
-    return run_refresh(engine, config or make_config(tmp_path), **kw)
-
-
-def outcome(summary: RefreshSummary, provider: str):
-    return next(o for o in summary.outcomes if o.provider == provider)
-
-
-def stored_by_provider(engine) -> dict[str, int]:
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(instances.c.provider, func.count())
-            .select_from(prices.join(instances, instances.c.id == prices.c.instance_id))
-            .group_by(instances.c.provider)
-        )
-        return dict(rows.all())
-
-
-def age_everything(engine, days: int = 1) -> None:
-    """Move every stored observation ``days`` back, as if the last refresh ran that long ago."""
-    with engine.begin() as conn:
-        for table in (prices, availability):
-            for day in conn.execute(select(table.c.observed_on).distinct()).scalars().all():
-                conn.execute(
-                    update(table)
-                    .where(table.c.observed_on == day)
-                    .values(observed_on=day - dt.timedelta(days=days))
-                )
-            moment = dt.datetime.combine(dt.date.today() - dt.timedelta(days=days), dt.time(2))
-            conn.execute(update(table).values(observed_at=moment))
-
-
-def replay_copy(tmp_path: Path) -> Path:
-    """A private copy of the recorded replay, safe to break."""
-    target = tmp_path / "raw"
-    shutil.copytree(RAW, target, ignore=shutil.ignore_patterns("*.py", "*.md"))
-    return target
-
-
-def recordings(folder: Path, provider: str, url_part: str, method: str | None = None) -> list[Path]:
-    """The .body files of ``provider`` whose recorded URL contains ``url_part`` (in recorded order)."""
-    found = []
-    for sidecar in sorted((folder / provider).glob("*.json")):
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-        if url_part in meta["url"] and method in (None, meta["method"]):
-            found.append(sidecar.with_suffix(".body"))
-    return found
-
-
-def set_status(body: Path, status: int) -> None:
-    sidecar = body.with_suffix(".json")
-    meta = json.loads(sidecar.read_text(encoding="utf-8"))
-    meta["status"] = status
-    sidecar.write_text(json.dumps(meta), encoding="utf-8")
-
+from tests.helpers.db_checks import stored_by_provider
+from tests.helpers.db_edits import age_everything
+from tests.helpers.replay import (
+    EXPECTED_STORED,
+    OFF_BY_DEFAULT,
+    RAW,
+    make_config,
+    outcome,
+    refresh,
+    replay_copy,
+)
 
 # --- the replay of all four providers --------------------------------------------------------------
 
@@ -434,7 +358,7 @@ def _record_then_replay(db_url, tmp_path, rsps):
     rsps.reset()
     # Replayed into a fresh database, with no credentials at all and the default regions configured.
     with live.begin() as conn:
-        for table in (availability, prices, instances, scrape_runs):
+        for table in (run_offers, availability, prices, instances, scrape_runs):
             conn.execute(table.delete())
     replayed = run_refresh(live, make_config(tmp_path), ["tencent"], from_raw=tmp_path / "rec", env={})
     assert outcome(replayed, "tencent").mode == "account/replay"

@@ -15,8 +15,7 @@ from sqlalchemy import update
 from db import store
 from db.schema import scrape_runs
 from planner.providers import PROVIDERS
-from tests.test_refresh import RAW, replay_copy
-from tests.test_refresh_failures import break_autodl_expired_token
+from tests.helpers.replay import RAW, break_autodl_expired_token, replay_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,20 +19,20 @@ from sqlalchemy import select
 from db import queries
 from db.schema import scrape_runs
 from planner.providers import PROVIDERS
-from tests.test_refresh import (
+from tests.helpers.db_checks import stored_by_provider
+from tests.helpers.db_edits import age_everything
+from tests.helpers.replay import (
     EXPECTED_STORED,
+    FIXTURES,
     RAW,
-    age_everything,
+    break_autodl_expired_token,
     make_config,
     outcome,
     recordings,
     refresh,
     replay_copy,
     set_status,
-    stored_by_provider,
 )
-
-FIXTURES = RAW.parent
 
 
 def _html(body: Path) -> None:
@@ -53,11 +53,6 @@ def break_tencent_with_500s(folder: Path) -> None:
 def break_volcengine_renamed_field(folder: Path) -> None:
     for body in recordings(folder, "volcengine", "trade/price", method="POST"):
         body.write_bytes(body.read_bytes().replace(b'"PriceInfoList"', b'"PriceList"'))
-
-
-def break_autodl_expired_token(folder: Path) -> None:
-    first_page = recordings(folder, "autodl", "machine/search")[0]
-    first_page.write_bytes((FIXTURES / "autodl" / "authorize_failed.json").read_bytes())
 
 
 def break_autodl_unknown_gpus(folder: Path) -> None:

@@ -12,20 +12,9 @@ import pytest
 from planner.normalize import MAX_CNY_PER_GPU_HOUR, is_suspicious_move, normalize_offers
 from planner.quote import tiered_cost, tiers_of
 from scrapers.base import RawOffer
+from tests.helpers.offers import T4
 
 FX = {"USD": 7.1}
-T4 = RawOffer(
-    provider="tencent",
-    region="ap-beijing",
-    instance_type="GN7.2XLARGE32",
-    gpu_name="NVIDIA T4",
-    gpu_count=1.0,
-    billing="on_demand",
-    price=Decimal("8.68"),
-    unit="hour",
-    zone="ap-beijing-5",
-    source="s",
-)
 AUTODL = RawOffer(
     provider="autodl",
     region="west-B",
@@ -175,6 +164,22 @@ def test_idle_gpus_add_up_over_zones_but_not_over_duplicate_offers():
     ]
     (offer,) = normalize_offers(raws, FX).offers
     assert (offer.idle_gpus, offer.total_gpus) == (5, 24)
+
+
+def test_the_most_idle_on_one_machine_is_the_most_of_any_zone_never_their_sum():
+    raws = [
+        replace(AUTODL, zone="a", idle_gpus=4, max_idle_gpus_per_machine=2, max_orderable_gpus_per_machine=1),
+        replace(AUTODL, zone="b", idle_gpus=3, max_idle_gpus_per_machine=3),
+        replace(AUTODL, zone="c", idle_gpus=0),  # a zone that states no per-machine figure
+    ]
+    (offer,) = normalize_offers(raws, FX).offers
+    assert (offer.idle_gpus, offer.max_idle_gpus_per_machine, offer.max_orderable_gpus_per_machine) == (
+        7,
+        3,
+        1,
+    )
+    (bare,) = normalize_offers([replace(AUTODL, idle_gpus=4, max_idle_gpus_per_machine=-1)], FX).offers
+    assert (bare.idle_gpus, bare.max_idle_gpus_per_machine) == (4, None)  # not a count: not stated
 
 
 def test_marketplace_median_rides_on_the_cheapest_offer_never_as_an_instance():

@@ -29,9 +29,10 @@ from sqlalchemy import event, func, select
 from db.engine import make_engine
 from db.queries import latest_prices
 from db.schema import scrape_runs
-from tests.test_refresh import RAW, make_config, refresh
-from tests.test_reliability_kill import age, assert_intact, stored
-from tests.test_reliability_providers import FaultServer
+from tests.helpers.db_checks import assert_intact, stored
+from tests.helpers.db_edits import age
+from tests.helpers.replay import RAW, make_config, refresh
+from tests.helpers.servers import FaultServer
 
 ROUNDS = int(os.environ.get("PLANNER_FAULT_ROUNDS", "4"))
 

@@ -11,12 +11,10 @@ After the disk has room again, the next refresh and import complete and store ev
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,43 +23,13 @@ from sqlalchemy import event, func, select
 
 from db.engine import ensure_schema, make_engine
 from db.schema import prices, scrape_runs
-from tests.test_bad_input_cli import assert_one_line_error
-from tests.test_refresh import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
-from tests.test_reliability_kill import _big_csv, age, assert_intact, stored
+from tests.helpers.cli import assert_one_line_error
+from tests.helpers.db_checks import assert_intact, stored
+from tests.helpers.db_edits import age
+from tests.helpers.disk import _big_csv, fill, tiny_disk
+from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
 
 pytestmark = pytest.mark.slow
-
-
-@contextlib.contextmanager
-def tiny_disk(path: Path, size: str = "2m") -> Iterator[Path | None]:
-    """A tmpfs of ``size`` at ``path`` (None when this machine does not let us mount one)."""
-    path.mkdir()
-    try:
-        subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-            check=True,
-            capture_output=True,
-        )
-        mounted = True
-    except (OSError, subprocess.CalledProcessError):
-        mounted = False
-    if not mounted:
-        yield None
-        return
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
-
-
-def fill(folder: Path, leave_bytes: int) -> Path:
-    """Fill the file system of ``folder`` until ``leave_bytes`` are free."""
-    stats = os.statvfs(folder)
-    free = stats.f_bavail * stats.f_frsize
-    filler = folder / "filler"
-    with filler.open("wb") as fh:
-        fh.write(b"\0" * max(0, free - leave_bytes))
-    return filler
 
 
 def invoke(url: str, workdir: Path, *args: str):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import gzip
-import http.server
 import os
 import signal
 import socket
@@ -25,7 +24,6 @@ import threading
 import time
 from collections.abc import Iterator
 from email.message import EmailMessage
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -33,7 +31,9 @@ import pytest
 from reports.mail import MailError, SmtpSettings, send
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from tests.test_refresh import make_config, outcome, refresh
+from tests.helpers.replay import make_config, outcome, refresh
+from tests.helpers.servers import http_server
+from tests.helpers.smtp import SmtpScript
 
 BOMB_DECODED_BYTES = 256 * 2**20
 
@@ -43,37 +43,6 @@ def gzip_bomb() -> bytes:
     """256 MB of zeros, gzip-compressed to about 250 KB."""
     compressor = gzip.compress  # one call: zlib streams the zeros without holding them twice
     return compressor(bytes(BOMB_DECODED_BYTES), compresslevel=9)
-
-
-@contextlib.contextmanager
-def http_server(body: bytes, headers: dict[str, str]) -> Iterator[str]:
-    """A loopback HTTP server answering every GET and POST with ``body``; yields its base URL."""
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def answer(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(200)
-            for name, value in {**headers, "Content-Length": str(len(body))}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            with contextlib.suppress(OSError):  # the client hangs up once it has seen enough
-                self.wfile.write(body)
-
-        do_GET = do_POST = answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_gzip_bomb_is_refused_at_the_cap_not_decoded_whole(gzip_bomb):
@@ -136,62 +105,6 @@ def test_dripping_http_server_ends_at_the_body_deadline():
     assert time.monotonic() - started < 4
 
 
-class SmtpScript:
-    """A loopback SMTP server on a raw socket, misbehaving on purpose: ``drip`` sends continuation lines
-    of its greeting forever; ``silent_after_data`` takes a whole message, then never answers."""
-
-    def __init__(self, mode: str):
-        self.mode = mode
-        self.messages = 0
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.stop = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
-
-    def _talk(self, conn: socket.socket) -> None:
-        with conn, contextlib.suppress(OSError):
-            if self.mode == "drip":
-                while not self.stop.is_set():
-                    conn.sendall(b"220-still saying hello\r\n")
-                    time.sleep(0.05)
-                return
-            conn.sendall(b"220 test ESMTP\r\n")
-            reader = conn.makefile("rb")
-            while not self.stop.is_set():
-                line = reader.readline()
-                if not line:
-                    return
-                verb = line[:4].upper()
-                if verb in (b"EHLO", b"HELO"):
-                    conn.sendall(b"250 test\r\n")
-                elif verb == b"DATA":
-                    conn.sendall(b"354 go ahead\r\n")
-                    while reader.readline() not in (b".\r\n", b""):
-                        pass
-                    self.messages += 1
-                    self.stop.wait(60)  # the whole message arrived: say nothing
-                    return
-                elif verb == b"QUIT":
-                    conn.sendall(b"221 bye\r\n")
-                    return
-                else:
-                    conn.sendall(b"250 ok\r\n")
-
-    def close(self) -> None:
-        self.stop.set()
-        self.sock.close()
-
-
 @pytest.fixture
 def smtp_script(request) -> Iterator[SmtpScript]:
     server = SmtpScript(request.param)
@@ -218,7 +131,7 @@ def test_dripping_smtp_server_ends_at_the_deadline(smtp_script):
 
 @pytest.mark.parametrize("smtp_script", ["drip"], indirect=True)
 def test_dripping_smtp_server_does_not_hang_report_email(run_cli, tmp_path, smtp_script, monkeypatch):
-    from tests.test_email import email_config
+    from tests.helpers.smtp import email_config
 
     monkeypatch.setattr("reports.mail.pause", lambda s: None)
     config = email_config(tmp_path, smtp_script.port, deadline_s=1.0)
@@ -242,7 +155,7 @@ def test_silent_smtp_server_after_data_gets_the_message_once(smtp_script):
 
 
 def test_plain_smtp_login_is_refused_without_tls_or_opt_in(run_cli, tmp_path, monkeypatch):
-    from tests.test_email import email_config
+    from tests.helpers.smtp import email_config
 
     monkeypatch.setenv("PLANNER_SMTP_PASSWORD", "Smtp-Pa55word-9f3K2q")
     config = email_config(tmp_path, 2525, username="planner")

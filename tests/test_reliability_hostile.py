@@ -19,10 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_refresh import RAW, recordings, replay_copy
-from tests.test_reliability_hangs import SmtpScript, http_server
-from tests.test_reliability_providers import gzip_bomb
-from tests.test_security_replay import LOCAL_SECRET, _fifo, _link_to_dev_zero, _link_to_local_file, _oversized
+from tests.helpers.hostile_files import (
+    LOCAL_SECRET,
+    _fifo,
+    _link_to_dev_zero,
+    _link_to_local_file,
+    _oversized,
+)
+from tests.helpers.replay import RAW, recordings, replay_copy
+from tests.helpers.servers import gzip_bomb, http_server
+from tests.helpers.smtp import SmtpScript
 
 pytestmark = pytest.mark.slow
 

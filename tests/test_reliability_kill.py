@@ -19,7 +19,6 @@ import datetime as dt
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -27,11 +26,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, text
 
 from db.engine import make_engine
-from db.schema import availability, instances, prices, scrape_runs
-from tests.test_refresh import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
+from db.schema import scrape_runs
+from tests.helpers.db_checks import assert_intact, stored
+from tests.helpers.db_edits import age
+from tests.helpers.disk import _big_csv
+from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
 
 pytestmark = pytest.mark.slow
 
@@ -110,62 +112,6 @@ def kill(process: subprocess.Popen, delay_s: float) -> int:
 # --- what must hold after every kill ---------------------------------------------------------------
 
 
-def stored(engine) -> set[tuple]:
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(
-                instances.c.provider,
-                instances.c.region,
-                instances.c.instance_type,
-                prices.c.billing,
-                prices.c.observed_on,
-                prices.c.price,
-            ).select_from(prices.join(instances, instances.c.id == prices.c.instance_id))
-        )
-        return {tuple(r) for r in rows}
-
-
-def assert_intact(engine, db_url: str, before: set[tuple], where: str) -> set[tuple]:
-    """The database is sound, nothing stored before is gone, no run is half stored; returns the prices."""
-    if db_url.startswith("sqlite"):
-        path = db_url.removeprefix("sqlite:///")
-        con = sqlite3.connect(path)
-        try:
-            assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)], where
-            assert con.execute("PRAGMA foreign_key_check").fetchall() == [], where
-        finally:
-            con.close()
-    after = stored(engine)
-    missing = before - after
-    assert not missing, f"{where}: {len(missing)} price(s) stored before are gone, e.g. {sorted(missing)[:3]}"
-    with engine.connect() as conn:
-        per_run = dict(conn.execute(select(prices.c.run_id, func.count()).group_by(prices.c.run_id)).all())
-        stock = dict(
-            conn.execute(select(availability.c.run_id, func.count()).group_by(availability.c.run_id)).all()
-        )
-        runs = conn.execute(select(scrape_runs.c.id, scrape_runs.c.status, scrape_runs.c.prices_stored)).all()
-    for run_id, status, counted in runs:
-        held = per_run.get(run_id, 0)
-        if status in ("ok", "partial"):
-            assert held == counted, f"{where}: run {run_id} ({status}) counts {counted} prices, holds {held}"
-        else:
-            assert held == 0 and stock.get(run_id, 0) == 0, f"{where}: run {run_id} ({status}) holds {held}"
-    assert set(per_run) <= {r[0] for r in runs}, f"{where}: prices of a run that does not exist"
-    return after
-
-
-def age(engine, days: int = 1) -> None:
-    """Move every observation ``days`` back, oldest day first (one transaction), as if a night passed."""
-    with engine.begin() as conn:
-        for table in (prices, availability):
-            for day in sorted(conn.execute(select(table.c.observed_on).distinct()).scalars()):
-                moved = day - dt.timedelta(days=days)
-                at = dt.datetime.combine(moved, dt.time(2))
-                conn.execute(
-                    update(table).where(table.c.observed_on == day).values(observed_on=moved, observed_at=at)
-                )
-
-
 @pytest.fixture
 def fresh(db_url, tmp_path) -> Iterator[tuple[str, Path, random.Random]]:
     workdir = tmp_path / "work"
@@ -226,20 +172,6 @@ def test_a_refresh_killed_anywhere_loses_nothing_and_the_next_one_completes(fres
 def _block(index: int) -> dt.date:
     """The first day of the ``index``-th file's 300 days (files never share a day)."""
     return dt.date(2001, 1, 1) + dt.timedelta(days=400 * index)
-
-
-def _big_csv(path: Path, first_day: dt.date, rows: int = 30_000) -> Path:
-    """``rows`` observations: 50 instances x 2 billing modes x rows/100 days from ``first_day``."""
-    lines = ["provider,region,instance_type,gpu_model,gpu_count,billing,price,currency,observed_at"]
-    for d in range(rows // 100):
-        day = (first_day + dt.timedelta(days=d)).isoformat()
-        for i in range(50):
-            lines.append(
-                f"tencent,ap-r{i % 5},GT4.X{i},A100-40GB,1,on_demand,{10 + i / 10 + d / 100:.2f},CNY,{day}"
-            )
-            lines.append(f"tencent,ap-r{i % 5},GT4.X{i},A100-40GB,1,monthly,{5000 + i + d},CNY,{day}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def test_an_import_killed_anywhere_stores_nothing_and_the_next_one_completes(fresh, engine):

@@ -15,6 +15,7 @@ from planner.providers import PROVIDERS
 from reports.csvfile import neutralise, neutralised, write_csv
 from tests.conftest import price_row
 from tests.conftest import write_csv as write_import_csv
+from tests.helpers.db_edits import rename_instances
 
 BOM = b"\xef\xbb\xbf"
 TABLES = ("prices", "cheapest", "changes", "availability", "health")
@@ -67,20 +68,6 @@ def test_report_writes_five_dated_csv_files_each_with_a_bom_and_a_header(run_cli
         ("A100-40GB", "autodl", "3", "2")
     ]
     assert f"Report of {day}" in result.stdout and str(out) in result.stdout
-
-
-def rename_instances(db_url: str, names: dict[str, str]) -> None:
-    """Give stored instances names an import refuses (a database written before it refused them)."""
-    from sqlalchemy import update
-
-    from db.engine import make_engine
-    from db.schema import instances
-
-    engine = make_engine(db_url)
-    with engine.begin() as conn:
-        for old, new in names.items():
-            conn.execute(update(instances).where(instances.c.instance_type == old).values(instance_type=new))
-    engine.dispose()
 
 
 def test_formula_text_from_the_database_reaches_the_csv_neutralised(run_cli, db_url, tmp_path):
@@ -220,6 +207,7 @@ def test_availability_is_unknown_where_nothing_is_recorded_and_read_where_it_is(
     if table is not None:
         assert (rows["ap-shanghai"]["stock_status"], rows["ap-shanghai"]["idle_gpus"]) == ("sold_out", "0")
         assert rows["ap-shanghai"]["total_gpus"] == "8"
+        assert rows["ap-shanghai"]["max_idle_gpus_per_machine"] == ""  # not stated: not a marketplace
 
 
 def test_default_folder_filters_and_json(run_cli, tmp_path, isolated_home):

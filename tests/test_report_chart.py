@@ -14,10 +14,10 @@ import pytest
 from reports.build import build_report
 from reports.chart import select_trend, write_chart
 from tests.conftest import price_row, write_csv
-from tests.test_email import Recorder, email_config, parse, smtp_server
-from tests.test_history_plot import png_size
-from tests.test_perf_cli import loaded
-from tests.test_schedule import fake_refresh, schedule_config
+from tests.helpers.cli import loaded
+from tests.helpers.png import png_size
+from tests.helpers.schedule import fake_refresh, schedule_config
+from tests.helpers.smtp import Recorder, email_config, parse, smtp_server
 
 DAY = dt.date(2026, 11, 20)  # the newest price: the chart's window is the 30 days to it
 REPORT_DAY = dt.date(2026, 11, 21)

@@ -14,70 +14,24 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import select
 
+from db.schema import scrape_runs
 from planner.locks import EXIT_LOCK_BUSY, LockBusy, refresh_lock
 from planner.schedule import crontab_trigger, crontab_weekdays, format_run, make_scheduler, next_runs
 from tests.conftest import price_row, write_csv
-from tests.test_email import Recorder, smtp_server
+from tests.helpers.db_checks import stored_by_provider
+from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, OFF_BY_DEFAULT, replay_copy
+from tests.helpers.schedule import fake_refresh, schedule_config
+from tests.helpers.smtp import Recorder, smtp_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    provider: str
-    status: str
-    offers: int = 1
-    stored: int = 1
-    changed: int = 0
-    seconds: float = 0.1
-    error: str | None = None
-    unknown_gpus: tuple[str, ...] = ()
-    run_id: int | None = None
-
-
-@dataclass(frozen=True)
-class Summary:
-    outcomes: tuple[Outcome, ...]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if any(o.status == "failed" for o in self.outcomes) else 0
-
-
-def fake_refresh(csv_path: Path, calls: list[str], failed: bool = False):
-    """A stand-in for run_refresh that stores prices the way a refresh would (through the importer)."""
-
-    def refresh(app):  # noqa: ANN001, ANN202
-        from planner.importer import import_csv
-
-        calls.append("refresh")
-        import_csv(app.engine(), csv_path, app.config.section("fx"))
-        outcomes = [Outcome("tencent", "ok")]
-        if failed:
-            outcomes.append(Outcome("aliyun", "failed", 0, 0, error="HTTP 503 from ecs.aliyuncs.com"))
-        return Summary(tuple(outcomes))
-
-    return refresh
-
-
-def schedule_config(tmp_path: Path, **email: object) -> Path:
-    lines = [
-        f'[report]\nout_dir = "{tmp_path / "reports"}"',
-        f'[schedule]\nlog_file = "{tmp_path / "job.log"}"',
-    ]
-    if email:
-        lines.append("[email]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in email.items()]
-    path = tmp_path / "team.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 # ---- when it runs -----------------------------------------------------------------------------------
@@ -229,25 +183,49 @@ def test_schedule_once_skips_and_says_so_while_another_process_refreshes(
 # ---- the job ----------------------------------------------------------------------------------------
 
 
-def test_schedule_once_refreshes_then_reports_by_email(run_cli, tmp_path, monkeypatch):
-    calls: list[str] = []
-    prices = write_csv(tmp_path / "today.csv", [price_row(), price_row(region="ap-shanghai", price="27")])
-    monkeypatch.setattr("planner.schedule.refresh_step", fake_refresh(prices, calls))
+def test_the_job_replays_a_recorded_refresh_stores_it_then_reports_by_email(db_url, tmp_path, monkeypatch):
+    """The nightly job with the real refresh step on the recorded replay (the ``planner refresh
+    --from-raw`` path, no network): the prices are stored, each provider's run is recorded, and the
+    report is written and e-mailed."""
+    from planner.app import App
+    from planner.schedule import log_path, logging_to, refresh_step, run_job
+
+    monkeypatch.chdir(tmp_path)  # no ./config.toml but the test's
     handler = Recorder()
     with smtp_server(handler) as port:
         config = schedule_config(
             tmp_path, smtp_host="127.0.0.1", smtp_port=port, starttls=False, recipients=["ml@example.com"]
         )
-        result = run_cli("--config", str(config), "schedule", "--once")
-    assert result.exit_code == 0, result.output
-    assert calls == ["refresh"]
+        text = config.read_text(encoding="utf-8").replace("[report]\n", "[report]\nchart = false\n")
+        # No politeness pause between replayed requests; the chart (seconds of matplotlib) is
+        # test_report_chart's.
+        text += "".join(f"[providers.{name}]\nmin_interval_s = 0\n" for name in EXPECTED_STORED_BY_DEFAULT)
+        config.write_text(text, encoding="utf-8")
+        app = App(config_file=str(config), db_url=db_url)
+        with logging_to(log_path(app.config), "Asia/Shanghai"):  # as `planner schedule` runs the job
+            code = run_job(app, refresh=partial(refresh_step, from_raw=replay_copy(tmp_path)))
+    engine = app.engine()
+    try:
+        assert code == 0
+        assert stored_by_provider(engine) == EXPECTED_STORED_BY_DEFAULT
+        with engine.connect() as conn:
+            runs = conn.execute(
+                select(scrape_runs.c.provider, scrape_runs.c.status, scrape_runs.c.prices_stored)
+            ).all()
+    finally:
+        engine.dispose()
+    assert {provider: (status, stored) for provider, status, stored in runs} == {
+        **{p: ("ok", n) for p, n in EXPECTED_STORED_BY_DEFAULT.items()},
+        **{p: ("skipped", 0) for p in OFF_BY_DEFAULT},
+    }
     files = sorted((tmp_path / "reports").glob("*.csv"))
     assert len(files) == 5
     assert len(handler.messages) == 1 and handler.messages[0][1] == ["ml@example.com"]
     log = (tmp_path / "job.log").read_text()
-    assert "refresh finished: tencent ok (1 offers, 1 stored, 0 changed)" in log
+    stored = EXPECTED_STORED_BY_DEFAULT["tencent"]
+    assert "tencent ok (" in log and f", {stored} stored, " in log, log
     assert "report: sent to ml@example.com" in log
-    assert "job finished with exit code 0" in log and "job finished with exit code 0" in result.stderr
+    assert "job finished with exit code 0" in log
 
 
 def test_a_failed_provider_still_reports_and_the_exit_code_says_so(run_cli, tmp_path, monkeypatch):
@@ -261,7 +239,7 @@ def test_a_failed_provider_still_reports_and_the_exit_code_says_so(run_cli, tmp_
 
 
 def test_smtp_down_during_the_job_keeps_the_report_and_fails(run_cli, tmp_path, monkeypatch):
-    from tests.test_email import free_port
+    from tests.helpers.smtp import free_port
 
     monkeypatch.setattr("reports.mail.pause", lambda s: None)
     prices = write_csv(tmp_path / "today.csv", [price_row()])

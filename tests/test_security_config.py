@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from planner.config import load_config, plain_http_refused
-from tests.test_refresh import make_config, outcome, refresh
+from tests.helpers.replay import make_config, outcome, refresh
 
 
 def test_planted_config_is_named_by_providers_and_refresh(run_cli, tmp_path):

@@ -10,7 +10,6 @@ the manifest) with a clear line, leak nothing of what a link points to and never
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,14 @@ from db.schema import scrape_runs
 from planner.errors import UsageError
 from planner.raw_manifest import read_manifest
 from scrapers.recording import MAX_RESPONSE_BYTES
-from tests.test_refresh import outcome, recordings, refresh, replay_copy
-
-LOCAL_SECRET = "LOCAL-FILE-CONTENT-never-shown-7Qz"
+from tests.helpers.hostile_files import (
+    LOCAL_SECRET,
+    _fifo,
+    _link_to_dev_zero,
+    _link_to_local_file,
+    _oversized,
+)
+from tests.helpers.replay import outcome, recordings, refresh, replay_copy
 
 
 def _manifest(folder: Path) -> dict:
@@ -82,28 +86,6 @@ def test_hostile_replay_folder_without_a_manifest_is_a_usage_error(run_cli, tmp_
     (folder / "manifest.json").write_text("{not json", encoding="utf-8")
     broken = run_cli("refresh", "--from-raw", str(folder))
     assert broken.exit_code == 2 and "is not valid JSON" in broken.stderr
-
-
-def _link_to_local_file(body: Path, tmp_path: Path) -> None:
-    secret = tmp_path / "private.txt"
-    secret.write_text(LOCAL_SECRET + "\n", encoding="utf-8")
-    body.unlink()
-    body.symlink_to(secret)
-
-
-def _link_to_dev_zero(body: Path, tmp_path: Path) -> None:
-    body.unlink()
-    body.symlink_to("/dev/zero")
-
-
-def _fifo(body: Path, tmp_path: Path) -> None:
-    body.unlink()
-    os.mkfifo(body)  # nobody ever writes to it: opening or reading it must not hang the replay
-
-
-def _oversized(body: Path, tmp_path: Path) -> None:
-    with open(body, "r+b") as fh:
-        fh.truncate(MAX_RESPONSE_BYTES + 1)  # sparse: costs no disk, and must not be read into memory
 
 
 def _sidecar_linked_out(body: Path, tmp_path: Path) -> None:

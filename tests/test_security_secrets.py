@@ -24,8 +24,8 @@ from sqlalchemy import MetaData, create_engine, select
 
 from scrapers.base import ScrapeError
 from scrapers.recording import Replayer
-from tests.test_email import Recorder, certificate, server_context, smtp_server  # noqa: F401 - a fixture
-from tests.test_refresh import RAW
+from tests.helpers.replay import RAW
+from tests.helpers.smtp import Recorder, server_context, smtp_server
 
 SECRETS = {
     "ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tQx7Jm2Rk9WvN3pZa",
@@ -318,7 +318,7 @@ def test_secret_forms_a_prefixed_token_is_scrubbed_as_it_is_sent(
 
 
 def test_secret_forms_the_smtp_password_is_in_the_refresh_scrub_list(engine, tmp_path):
-    from tests.test_refresh import outcome, recordings, refresh, replay_copy
+    from tests.helpers.replay import outcome, recordings, refresh, replay_copy
 
     password = SECRETS["PLANNER_SMTP_PASSWORD"]
     folder = replay_copy(tmp_path)
@@ -370,15 +370,18 @@ def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_p
     import datetime as dt
 
     from db import store
-    from tests.test_alerts_channels import (
+    from tests.helpers.alerts import (
+        AFTER,
+        BEFORE,
+        CONFIG,
         DING_SECRET,
         DING_TOKEN,
         FEISHU_HOOK,
         FEISHU_SECRET,
         WECOM_KEY,
         RobotServer,
+        recorded_now,
     )
-    from tests.test_alerts_replay import AFTER, BEFORE, CONFIG, recorded_now
 
     webhook_secrets = {
         "WECOM_KEY": WECOM_KEY,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_refresh import make_config, outcome, recordings, refresh, replay_copy
+from tests.helpers.replay import make_config, outcome, recordings, refresh, replay_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("planner", "db", "reports", "scrapers")

@@ -22,7 +22,6 @@ import pytest
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.registry import PROVIDERS, ProviderSettings, collect, make_client
-from tests.test_email import certificate  # noqa: F401 - a session fixture: a self-signed cert for 127.0.0.1
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ import pytest
 from planner.errors import PlannerError
 from planner.locks import lock_path, refresh_lock
 from reports.files import written_whole
-from tests.test_refresh import RAW, outcome, refresh
+from tests.helpers.replay import RAW, outcome, refresh
 
 SQLITE_ONLY = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 VICTIM_TEXT = "precious file: must stay as it is\n"

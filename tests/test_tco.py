@@ -249,7 +249,7 @@ def test_a_catalog_price_over_a_year_old_is_warned_about_with_its_date():
     r = tco(old, "12", 1000, today=dt.date(2026, 12, 1))
     assert r.notes == (
         "the catalog's purchase price of TEST-80GB dates from 2023-10, 3 year(s) ago: prices move, "
-        "give today's with --purchase-price",
+        "give today's with purchase price",
     )
     price = r.assumptions[0]
     assert price.name == "purchase price per GPU" and price.source.startswith("catalog, 2023-10: ")

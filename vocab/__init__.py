@@ -1,4 +1,4 @@
-"""The planner's vocabulary: billing modes, price units, run and stock statuses, and the providers.
+"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, and the providers.
 
 This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
 nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
@@ -63,6 +63,19 @@ class StockStatus(StrEnum):
     LOW = "low"  # rentable now, about to run out
     SOLD_OUT = "sold_out"
     UNKNOWN = "unknown"
+
+
+class CheckStatus(StrEnum):
+    """What a provider's cheap check (``planner providers --check``, ``scrapers.check``) found."""
+
+    WORKS = "works"
+    REFUSED = "refused"  # the provider answered no: credentials, login, permission
+    FAILED = "failed"  # no usable answer: network, or a shape we do not understand
+    SKIPPED = "skipped"  # disabled in the config, or no cheap check for this provider
+
+
+# Checks that say a provider is broken (the command exits non-zero).
+BROKEN_CHECK_STATUSES: tuple[CheckStatus, ...] = (CheckStatus.REFUSED, CheckStatus.FAILED)
 
 
 # The verdicts ``availability.stock_status`` stores (UNKNOWN is stored as NULL).

@@ -16,7 +16,9 @@ every error text is built here and scrubbed of both. The platforms' documented f
   answers ``{"code": 0, "msg": "success"}`` (older bots: ``{"StatusCode": 0}``).
 
 All three answer HTTP 200 with a non-zero code on failure, and that is a failure here. Rate limits
-and server trouble are retried with growing pauses; a refused key, signature or keyword is not.
+and server trouble are retried with growing pauses; a refused key, signature or keyword is not. An
+error names the platform's code and message, or (an HTTP error without one) a short excerpt of its
+answer: scrubbed of every webhook URL, key and secret, control characters neutralised, cut short.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.alerts.rules import Channel
+from planner.text import printable
 
 # (status, body) of one POST of ``body`` to ``url``; raises OSError-like exceptions when unreachable.
 Post = Callable[[str, bytes, float, float], tuple[int, bytes]]
@@ -57,7 +60,8 @@ CODE_HINTS = {
     ("feishu", 19024): "the message lacks the bot's keyword: add it to the bot or remove the check",
     ("feishu", 9499): "the bot refused the request body",
 }
-MAX_ERROR_CHARS = 200
+MAX_ERROR_CHARS = 200  # an error as shown and stored, the platform's answer included
+MAX_REPLY_BYTES = 64 * 1024  # of an error answer, read for its text (scrubbed, then cut as above)
 WEBHOOK_ENV_PREFIX = "PLANNER_WEBHOOK_"
 
 
@@ -143,7 +147,7 @@ def deliver(
             check_reply(channel, status, reply)
             return Delivery(channel.name, channel.kind, alerts, True, attempt)
         except ChannelError as err:
-            error_text = _cut(scrub(err.message, hidden)) + (f" ({err.hint})" if err.hint else "")
+            error_text = safe_error(err.message, hidden) + (f" ({err.hint})" if err.hint else "")
             permanent = err.permanent
         except Unreachable as err:
             error_text = f"cannot reach the {channel.kind} webhook host {_host(url)}: {err}"
@@ -207,11 +211,12 @@ def check_reply(channel: Channel, status: int, reply: bytes) -> None:
         parsed = json.loads(reply.decode("utf-8")) if reply else None
     except (UnicodeDecodeError, ValueError):
         parsed = None
+    answered = f"the {channel.kind} webhook answered HTTP {status}" + _said(reply)
     if not isinstance(parsed, dict):
         if status >= 500 or status == 429:
-            raise ChannelError(f"the {channel.kind} webhook answered HTTP {status}")
+            raise ChannelError(answered)
         if status >= 400:
-            raise ChannelError(f"the {channel.kind} webhook answered HTTP {status}", permanent=True)
+            raise ChannelError(answered, permanent=True)
         raise ChannelError(f"the {channel.kind} webhook answered HTTP {status} without a JSON body")
     if channel.kind == "feishu":
         code = parsed.get("code", parsed.get("StatusCode"))
@@ -222,13 +227,26 @@ def check_reply(channel: Channel, status: int, reply: bytes) -> None:
         return
     if not isinstance(code, int):
         retry = status >= 500 or status == 429
-        raise ChannelError(f"the {channel.kind} webhook answered HTTP {status}", permanent=not retry)
+        raise ChannelError(answered, permanent=not retry)
     hint = CODE_HINTS.get((channel.kind, code), "").replace(
         "{NAME}", channel.url_env[len("PLANNER_WEBHOOK_") :]
     )
     retry = code in RETRYABLE_CODES.get(channel.kind, set()) or status >= 500 or status == 429
     said = str(text) if text is not None else ""  # cut only once scrubbed: a cut secret escapes scrubbing
     raise ChannelError(f"{channel.kind} error {code}: {said}".rstrip(": "), hint, permanent=not retry)
+
+
+def _said(reply: bytes) -> str:
+    """``: <the answer's text>``, whole: ``deliver`` scrubs the secrets out of it before cutting it
+    short (a secret cut in half would escape the scrubbing) and neutralises its control characters."""
+    text = " ".join(reply[:MAX_REPLY_BYTES].decode("utf-8", errors="replace").split())
+    return f": {text}" if text else ""
+
+
+def safe_error(text: str, pieces: tuple[str, ...]) -> str:
+    """An error text fit to show and store: secrets scrubbed, control and invisible characters
+    neutralised (``planner.text``), then cut to ``MAX_ERROR_CHARS``."""
+    return _cut(" ".join(printable(scrub(text, pieces)).split()))
 
 
 def scrub(text: str, pieces: tuple[str, ...]) -> str:
@@ -275,7 +293,7 @@ def _http_post(url: str, body: bytes, connect_timeout_s: float, read_timeout_s: 
 
     from planner import __version__
     from scrapers.base import ScrapeError
-    from scrapers.http import HttpClient, HttpPolicy
+    from scrapers.http import HttpClient, HttpPolicy, HttpStatusError
 
     policy = HttpPolicy(
         connect_timeout_s=connect_timeout_s, read_timeout_s=read_timeout_s, max_retries=0, min_interval_s=0
@@ -283,10 +301,9 @@ def _http_post(url: str, body: bytes, connect_timeout_s: float, read_timeout_s: 
     client = HttpClient("webhook", version=__version__, policy=policy)
     try:
         response = client.post(url, json_body=json.loads(body))
+    except HttpStatusError as err:  # its text quotes the URL: the status and the platform's answer only
+        return err.status, err.content
     except ScrapeError as err:
-        status = re.search(r"returned HTTP (\d{3})", str(err))
-        if status:  # its text quotes the URL and the answer: only the status is kept
-            return int(status.group(1)), b""
         reason = re.search(r"attempts?: (\w+)$", str(err))
         raise Unreachable(reason.group(1) if reason else "no answer") from None
     return response.status, response.content

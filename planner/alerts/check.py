@@ -54,6 +54,7 @@ class CheckResult:
     stopped: int = 0  # offers that stopped meeting their rule
     deliveries: list[Delivery] = field(default_factory=list)
     dry_run: bool = False
+    note: str | None = None  # why nothing can fire yet (no refreshed or imported prices), else None
 
     @property
     def failed(self) -> list[Delivery]:
@@ -69,6 +70,7 @@ class CheckResult:
             "holding": self.holding,
             "stopped": self.stopped,
             "deliveries": [d.to_dict() for d in self.deliveries],
+            "note": self.note,
         }
 
 
@@ -94,6 +96,7 @@ def check_alerts(
     now = store.utcnow()
     fx = config.section("fx")
     with engine.begin() as conn:
+        result.note = nothing_to_judge(conn) if rules else None
         for rule in rules:
             _judge(conn, rule, fx, now, result, dry_run)
         if not dry_run:
@@ -103,6 +106,21 @@ def check_alerts(
         return result
     _send_pending(engine, config, rules, channels, result, env=env, clock=clock, sleep=sleep, post=post)
     return result
+
+
+def nothing_to_judge(conn: Connection) -> str | None:
+    """One sentence when no refresh or import has stored prices yet: alerts judge those only (the
+    bundled snapshot's prices are no news), so none can fire; None otherwise."""
+    from db.queries import has_gathered_prices, has_prices
+    from planner.freshness import REFRESH_HINT
+
+    if has_gathered_prices(conn):
+        return None
+    held = "only the bundled snapshot's prices" if has_prices(conn) else "no prices"
+    return (
+        f"No alert can fire yet: the database holds {held}, and alerts judge only refreshed or "
+        f"imported prices; {REFRESH_HINT}."
+    )
 
 
 def _judge(
@@ -270,6 +288,8 @@ def after_refresh(
         return None
     lines = summary_lines(result)
     say(f"alerts: {lines[0]}")
+    if result.note:
+        say(f"alerts: {result.note}")
     for delivery, line in zip(result.deliveries, lines[1:], strict=True):
         (say if delivery.ok else warn)(f"alerts: {line}")
     return result

@@ -28,12 +28,14 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
     if rule.condition == "idle_gpus_at_least":
         wanted = rule.idle_gpus_at_least
         assert wanted is not None
-        stock = offer.stock  # the pricing core's rule: idle, orderable (AutoDL) and not sold out
+        # The pricing core's rule on the pool: idle, orderable (AutoDL) and not sold out, counted over
+        # the GPU model's machines in the region, not on one machine; the message says how many are.
+        stock = offer.stock
         if stock is None or stock.rentable_gpus is None:
             return None
         if availability(stock, wanted) is not Availability.AVAILABLE:
             return None
-        return f"{stock.rentable_gpus} GPUs idle (at least {wanted})"
+        return f"{stock.rentable_gpus} GPUs idle (at least {wanted}){offer.per_machine_text()}"
     if rule.condition == "back_in_stock":
         if offer.previous_stock_status == SOLD_OUT and offer.offer.availability is Availability.AVAILABLE:
             return f"back in stock ({offer.stock_text()}), sold out at the run before"

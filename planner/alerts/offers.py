@@ -3,9 +3,11 @@
 The offers are the pricing core's (``planner.pricing.latest_offers``: the one filter, the latest price
 and the current stock of every instance and billing mode the rule covers, priced per GPU-hour at
 today's [fx] rates), judged by its one stock rule (``Offer.availability``). An ``AlertOffer`` adds only
-what the rule's condition needs from history: the stock of the run before (``back_in_stock``), the
-median of the last days (``drop_percent``), whether the instance is new at its provider
-(``new_offers``). Prices from the bundled snapshot are no news and never judged.
+what the rule's condition needs from history: the stock stated by the provider's latest refresh run
+and by the run before (``back_in_stock``), the median of the last days (``drop_percent``), whether
+the latest run listed the offer and the run before did not (``new_offers``). Events are judged by
+run order (``db.run_offers``), never by the time a price carries: a replayed recording or an import
+of old prices keeps its own time. Prices from the bundled snapshot are no news and never judged.
 """
 
 from __future__ import annotations
@@ -13,19 +15,19 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from db import run_offers
 from db.queries import recent_prices
-from db.schema import availability, instances, prices, scrape_runs
+from db.schema import availability
 from planner.alerts.rules import Rule
 from planner.pricing import Availability, Offer, OfferQuery, Stock, latest_offers
 from planner.pricing import availability as stock_state
-from vocab import STORED_RUN_STATUSES
 
 SOLD_OUT = Availability.SOLD_OUT.value
 
@@ -35,9 +37,11 @@ class AlertOffer:
     """One offer (``planner.pricing.Offer``) as an alert sees it now, with the history its rule needs."""
 
     offer: Offer
-    previous_stock_status: str | None = None  # at the run before: "sold_out" when it could not be rented
+    # At the provider's run just before its latest (``offer.stock`` is the latest's): "sold_out" when it
+    # could not be rented then.
+    previous_stock_status: str | None = None
     median_cny_per_gpu_hour: Decimal | None = None  # over the window before today (drop_percent only)
-    is_new: bool = False  # first seen at the provider's latest refresh (new_offers only)
+    is_new: bool = False  # listed by the provider's latest refresh and not the one before (new_offers)
 
     @property
     def provider(self) -> str:
@@ -64,13 +68,24 @@ class AlertOffer:
     def stock(self) -> Stock | None:
         return self.offer.stock
 
+    def per_machine_text(self) -> str:
+        """``, at most 2 on one machine`` where a marketplace states it (its idle GPUs are summed over
+        machines), else empty."""
+        stock = self.offer.stock
+        if stock is None:
+            return ""
+        most = stock.max_orderable_gpus_per_machine
+        if most is None:
+            most = stock.max_idle_gpus_per_machine
+        return "" if most is None else f", at most {most} on one machine"
+
     def stock_text(self) -> str:
-        """``12/80 idle``, ``sold out``, ``available`` or ``-``."""
+        """``12/80 idle``, ``12/80 idle, at most 3 on one machine``, ``sold out``, ``available`` or ``-``."""
         stock = self.offer.stock
         if stock is None:
             return "-"
         if stock.idle_gpus is not None and stock.total_gpus:
-            return f"{stock.idle_gpus}/{stock.total_gpus} idle"
+            return f"{stock.idle_gpus}/{stock.total_gpus} idle{self.per_machine_text()}"
         if self.offer.availability is Availability.SOLD_OUT:
             return "sold out"
         return stock.stock_status or "-"
@@ -90,6 +105,8 @@ class AlertOffer:
             "idle_gpus": stock.idle_gpus if stock else None,
             "total_gpus": stock.total_gpus if stock else None,
             "rentable_gpus": stock.rentable_gpus if stock else None,
+            "max_idle_gpus_per_machine": stock.max_idle_gpus_per_machine if stock else None,
+            "max_orderable_gpus_per_machine": stock.max_orderable_gpus_per_machine if stock else None,
             "stock_state": o.availability.value,
             "previous_stock_status": self.previous_stock_status,
             "median_cny_per_gpu_hour": self.median_cny_per_gpu_hour,
@@ -111,17 +128,28 @@ def current_offers(conn: Connection, rule: Rule, fx: Mapping[str, object]) -> li
     )
     offers = [o for o in latest_offers(conn, query, fx) if not o.from_snapshot]  # the snapshot is no news
     medians = _window_medians(conn, offers, rule.window_days) if rule.condition == "drop_percent" else {}
-    before = _previous_stock(conn, offers) if rule.condition == "back_in_stock" else {}
-    new = _new_instances(conn, offers) if rule.condition == "new_offers" else set()
-    return [
-        AlertOffer(
-            offer=o,
-            previous_stock_status=before.get(o.key),
-            median_cny_per_gpu_hour=medians.get(o.key),
-            is_new=o.instance_id in new,
+    changes = _stock_changes(conn, offers) if rule.condition == "back_in_stock" else {}
+    new = _new_offers(conn, offers) if rule.condition == "new_offers" else set()
+    out = []
+    for o in offers:
+        now, before = changes.get(o.key, (None, None))
+        out.append(
+            AlertOffer(
+                # The stock as the latest run stated it, which a back-in-stock alert is about.
+                offer=replace(o, stock=now) if now is not None else o,
+                previous_stock_status=_status(before, o.gpus_per_instance),
+                median_cny_per_gpu_hour=medians.get(o.key),
+                is_new=o.key in new,
+            )
         )
-        for o in offers
-    ]
+    return out
+
+
+def _status(stock: Stock | None, gpus: float) -> str | None:
+    """A stock's status, "sold_out" when by the pricing core's rule one instance could not be rented."""
+    if stock is None:
+        return None
+    return stock.stock_status if stock_state(stock, gpus).rentable else SOLD_OUT
 
 
 def _window_medians(conn: Connection, offers: Sequence[Offer], days: int) -> dict[tuple[int, str], Decimal]:
@@ -144,75 +172,55 @@ def _window_medians(conn: Connection, offers: Sequence[Offer], days: int) -> dic
     return out
 
 
-def _previous_stock(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], str | None]:
-    """Per offer with a current stock observation, the stock status stated by the run before it:
-    "sold_out" when the pricing core's rule says one instance could not be rented then."""
-    out: dict[tuple[int, str], str | None] = {}
-    for o in offers:
-        if o.stock is None:
+def _stock_changes(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], tuple[Stock, Stock]]:
+    """Per offer whose stock both its provider's latest stored refresh run and the run just before it
+    stated: (the latest's, the one before's). Runs in the order they ran, never the time their stock
+    carries: a replayed recording keeps its recorded time."""
+    out: dict[tuple[int, str], tuple[Stock, Stock]] = {}
+    for provider, group in _by_provider(offers).items():
+        runs = run_offers.compared_runs(conn, provider)
+        if runs is None or runs.previous is None:
             continue
-        found = conn.execute(
-            select(
-                availability.c.stock_status,
-                availability.c.idle_gpus,
-                availability.c.total_gpus,
-                availability.c.observed_at,
-                availability.c.orderable_gpus,
-            )
-            .where(
-                availability.c.instance_id == o.instance_id,
-                availability.c.billing == o.billing,
-                availability.c.observed_at < o.stock.observed_at,
-            )
-            .order_by(availability.c.run_id.desc())
-            .limit(1)
-        ).first()
-        if found is not None:
-            then = Stock(*found)
-            rentable = stock_state(then, o.gpus_per_instance).rentable
-            out[o.key] = then.stock_status if rentable else SOLD_OUT
+        keys = {o.key for o in group}
+        now = _stock_at(conn, keys, runs.latest)
+        before = _stock_at(conn, set(now), runs.previous)
+        out.update({key: (now[key], before[key]) for key in now if key in before})
     return out
 
 
-def _new_instances(conn: Connection, rows: Sequence[Offer]) -> set[int]:
-    """Instances first priced by their provider's latest successful refresh, at a provider that had
-    prices before it (a first refresh ever, or the first after loading the snapshot's providers, does
-    not call its whole catalogue new)."""
-    ids = sorted({r.instance_id for r in rows})
-    providers = sorted({r.provider for r in rows})
-    if not ids:
-        return set()
-    first_seen = dict(
-        conn.execute(
-            select(prices.c.instance_id, func.min(prices.c.observed_at))
-            .where(prices.c.instance_id.in_(ids))
-            .group_by(prices.c.instance_id)
-        ).all()
-    )
-    provider_of = {r.instance_id: r.provider for r in rows}
-    latest_run: dict[str, dt.datetime] = {}
-    had_prices_before: dict[str, bool] = {}
-    for provider in providers:
-        started = conn.execute(
-            select(func.max(scrape_runs.c.started_at)).where(
-                scrape_runs.c.provider == provider,
-                scrape_runs.c.kind == "refresh",
-                scrape_runs.c.status.in_(STORED_RUN_STATUSES),
-            )
-        ).scalar()
-        if started is None:
+def _stock_at(conn: Connection, keys: set[tuple[int, str]], run_id: int) -> dict[tuple[int, str], Stock]:
+    """The stock run ``run_id`` stated for each of ``keys`` that it stated (500 instances a query)."""
+    out: dict[tuple[int, str], Stock] = {}
+    iids = sorted({iid for iid, _billing in keys})
+    for start in range(0, len(iids), 500):
+        rows = select(availability).where(
+            availability.c.run_id == run_id, availability.c.instance_id.in_(iids[start : start + 500])
+        )
+        for row in conn.execute(rows):
+            key = (row.instance_id, row.billing)
+            if key in keys:
+                out[key] = Stock.of(row)
+    return out
+
+
+def _new_offers(conn: Connection, offers: Sequence[Offer]) -> set[tuple[int, str]]:
+    """Offers listed by their provider's latest stored refresh run and not by the complete run before
+    it. Nothing is new at a provider's first refresh (its whole catalogue would be), nor where either
+    run's list is unknown (runs made before the lists were kept)."""
+    out: set[tuple[int, str]] = set()
+    for provider, group in _by_provider(offers).items():
+        runs = run_offers.compared_runs(conn, provider)
+        if runs is None or runs.complete_before is None:
             continue
-        latest_run[provider] = started
-        earlier = conn.execute(
-            select(func.count())
-            .select_from(prices.join(instances, instances.c.id == prices.c.instance_id))
-            .where(instances.c.provider == provider, prices.c.observed_at < started)
-        ).scalar()
-        had_prices_before[provider] = bool(earlier)
-    return {
-        iid
-        for iid, seen in first_seen.items()
-        if provider_of[iid] in latest_run
-        and had_prices_before[provider_of[iid]]
-        and seen >= latest_run[provider_of[iid]]
-    }
+        now, then = run_offers.listed(conn, runs.latest), run_offers.listed(conn, runs.complete_before)
+        if now is None or then is None:
+            continue
+        out |= {o.key for o in group if o.key in now and o.key not in then}
+    return out
+
+
+def _by_provider(offers: Sequence[Offer]) -> dict[str, list[Offer]]:
+    out: dict[str, list[Offer]] = {}
+    for o in offers:
+        out.setdefault(o.provider, []).append(o)
+    return out

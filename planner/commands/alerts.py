@@ -47,7 +47,8 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
     """Judge every rule on the latest prices and stock now, and send what fired.
 
     An alert fires once when its condition starts to hold for an offer, and again only after it
-    stopped holding. Each channel gets at most one message listing every alert that fired; a channel
+    stopped holding. Only refreshed and imported prices are judged, never the bundled snapshot's:
+    until a refresh or an import, one line says that nothing can fire. Each channel gets at most one message listing every alert that fired; a channel
     that fails keeps its alerts for the next check. Exit code 1 when a channel failed.
 
     \b
@@ -73,7 +74,7 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
 def _render_check(result: Any) -> str:
     from planner.alerts.check import summary_lines
 
-    lines = []
+    lines = [result.note] if result.note else []
     if result.fired:
         rows = [
             [

@@ -13,6 +13,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+from planner.commands.flags import typed_tree
 from planner.output import csv_text, dumps_json
 
 R = TypeVar("R")
@@ -33,11 +34,11 @@ def emit(
     they are a list of flat mappings; ``json`` the value to dump, by default :func:`as_json`.
     """
     fmt = fmt.lower()
-    if fmt == "json":
-        click.echo(dumps_json(json(result) if json is not None else as_json(result)))
+    if fmt == "json":  # notes and reasons from the library name the flags typed, as in the table
+        click.echo(dumps_json(typed_tree(json(result) if json is not None else as_json(result))))
     elif fmt == "csv":
         rows, columns = csv(result) if csv is not None else _records_csv(as_json(result))
-        click.echo(csv_text(rows, columns), nl=False)
+        click.echo(csv_text([typed_tree(dict(row)) for row in rows], columns), nl=False)
     else:
         text = table(result)
         if text:

@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from planner.billing import HOURLY_MODES
 from planner.commands.emit import emit, reading_engine
+from planner.commands.flags import typed
 from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
@@ -20,6 +22,7 @@ from planner.commands.options import (
 from planner.errors import UsageError
 from planner.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
 from planner.output import money, short, table
+from vocab import BillingMode
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -276,11 +279,11 @@ def _value_notes(result: ValueRanking) -> list[str]:
         "",
         "TFLOPS: dense BF16 peak (FP16 where the GPU has no BF16), no sparsity, from the catalog.",
     ]
-    hourly = all(b in ("on_demand", "spot") for b in result.billing)
+    hourly = all(b in HOURLY_MODES for b in result.billing)
     notes.append(
         "CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance "
         "(multi-GPU instances divided by their GPUs; vGPU slices left out"
-        + ("" if "spot" in result.billing else "; spot only with --billing spot")
+        + ("" if BillingMode.SPOT in result.billing else "; spot only with --billing spot")
         + ")"
         + ("." if hourly else "; a subscription counts per hour of its period (730 h a month), used 100%.")
     )
@@ -335,7 +338,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
             by_reason.setdefault(n.reason, []).append(n.gpu_model)
         notes.append(
             "Not ranked: "
-            + "; ".join(f"{', '.join(names)} ({why})" for why, names in by_reason.items())
+            + "; ".join(f"{', '.join(names)} ({typed(why)})" for why, names in by_reason.items())
             + "."
         )
     return notes

@@ -107,7 +107,9 @@ def _plot(history, path: Path) -> None:  # noqa: ANN001 - planner.history.Histor
 
 def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
     if r.idle_gpus is not None:
-        return f"idle {r.idle_gpus}/{r.total_gpus}" if r.total_gpus is not None else f"idle {r.idle_gpus}"
+        idle = f"idle {r.idle_gpus}/{r.total_gpus}" if r.total_gpus is not None else f"idle {r.idle_gpus}"
+        most = r.max_idle_gpus_per_machine
+        return idle if most is None else f"{idle}, ≤{most} on one machine"
     if not r.stock_known:
         return "-"
     if r.sold_out == 0:

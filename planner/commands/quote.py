@@ -58,6 +58,8 @@ CSV_COLUMNS = (
     "stock_idle_gpus",
     "stock_total_gpus",
     "stock_orderable_gpus",
+    "stock_max_idle_gpus_per_machine",
+    "stock_max_orderable_gpus_per_machine",
     "stock_observed_at",
     "unavailable",
     "history_days",
@@ -182,6 +184,8 @@ def _csv_row(option: JobCost) -> dict[str, object]:
     row["stock_idle_gpus"] = stock.idle_gpus if stock else None
     row["stock_total_gpus"] = stock.total_gpus if stock else None
     row["stock_orderable_gpus"] = stock.orderable_gpus if stock else None
+    row["stock_max_idle_gpus_per_machine"] = stock.max_idle_gpus_per_machine if stock else None
+    row["stock_max_orderable_gpus_per_machine"] = stock.max_orderable_gpus_per_machine if stock else None
     row["stock_observed_at"] = stock.observed_at if stock else None
     recent = option.history
     row["history_days"] = recent.days if recent else None
@@ -194,22 +198,32 @@ def _csv_row(option: JobCost) -> dict[str, object]:
     return row
 
 
-def stock_text(stock, needed: float = 1) -> str:  # noqa: ANN001 - a stock record, or None
+def stock_text(stock, needed: float = 1, on_one_machine: float = 0) -> str:  # noqa: ANN001 - a stock record, or None
     """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short,
-    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.availability``."""
+    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.availability`` for
+    ``needed`` GPUs, ``on_one_machine`` of them on one marketplace machine. Where a marketplace states
+    the most idle GPUs on any one machine, the cell says so: "idle 40/480, ≤2 on one machine"."""
     from planner.pricing import Stock, availability
 
     if stock is None:
         return "-"
-    state = availability(Stock.of(stock), needed)
-    total = f"/{stock.total_gpus}" if stock.total_gpus is not None else ""
+    said = Stock.of(stock)
+    state = availability(said, needed, on_one_machine)
+    idle, most = said.idle_gpus, said.max_idle_gpus_per_machine
+    total = f"/{said.total_gpus}" if said.total_gpus is not None else ""
     if state is Availability.SOLD_OUT:
-        return f"sold out (0{total} idle)" if stock.idle_gpus == 0 else "sold out"
+        return f"sold out (0{total} idle)" if idle == 0 else "sold out"
     if state is Availability.NOT_ORDERABLE:
-        return f"idle {stock.idle_gpus}{total}, not orderable"
-    if stock.idle_gpus is not None:
-        short = f" (<{needed:g} needed)" if state is Availability.SHORT else ""
-        return f"idle now {stock.idle_gpus}{total}{short}"
+        most_orderable, orderable = said.max_orderable_gpus_per_machine, said.orderable_gpus
+        if most_orderable is not None and (orderable is None or orderable >= needed):
+            return f"idle {idle}{total}, ≤{most_orderable} orderable on one machine"
+        return f"idle {idle}{total}, not orderable"
+    if idle is not None:
+        wanted = needed if idle < needed else on_one_machine  # short in all, or on any one machine
+        short = f" (<{wanted:g} needed)" if state is Availability.SHORT else ""
+        if most is not None:
+            return f"idle {idle}{total}, ≤{most} on one machine{short}"
+        return f"idle now {idle}{total}{short}"
     return "available" if state is Availability.AVAILABLE else "-"
 
 
@@ -336,7 +350,12 @@ def _state(o: JobCost) -> str:
     last refresh", "stock not stated by the provider"."""
     if o.availability is Availability.UNKNOWN:
         return "stock not stated by the provider"
-    return f"{stock_text(o.offer.stock, o.gpus)} at the last refresh"
+    return f"{_stock_cell(o)} at the last refresh"
+
+
+def _stock_cell(o: JobCost) -> str:
+    """The stock of ``o`` for the GPUs its job pays for, as ``o.availability`` judges it."""
+    return stock_text(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
 
 
 def _unit_price(o: JobCost, fell_back: str) -> str:
@@ -370,7 +389,7 @@ def _row(
         _unit_price(o, fell_back),
         f"{total:,}",  # as many places as shown_total keeps
         money(o.cny_per_gpu_hour),
-        *([stock_text(offer.stock, o.gpus)] if with_stock else []),
+        *([_stock_cell(o)] if with_stock else []),
         *([history, o.history.trend if o.history else "-"] if with_history else []),
         f"{offer.observed_at:%Y-%m-%d}",
         age_cell(offer),
@@ -410,8 +429,9 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
     if any(o.stock for o in offers):
         notes.append(
             "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
-            "machines of up to 8 GPUs, and a multi-GPU job needs its GPUs on one machine. Options that "
-            "cannot be rented now are listed last and never recommended."
+            "machines of up to 8 GPUs ('≤3 on one machine': the most idle on any one of them), and a "
+            "multi-GPU job needs its GPUs idle on one machine. Options that cannot be rented now are "
+            "listed last and never recommended."
         )
     if any(o.idle_gpus for o in options):
         notes.append(

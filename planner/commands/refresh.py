@@ -11,6 +11,7 @@ import click
 from planner.commands.emit import emit
 from planner.commands.options import format_option, provider_option, verbose_option
 from planner.output import short, table
+from vocab import BROKEN_CHECK_STATUSES, STORED_RUN_STATUSES, RunStatus
 
 MAX_RUNS_SHOWN = 100_000  # a larger --limit overflows the database's integer (1e20: a traceback before)
 OUTCOME_COLUMNS = (
@@ -131,7 +132,7 @@ def render_summary(summary) -> str:  # noqa: ANN001 - planner.refresh.RefreshSum
             lines.append("")
             lines.append(f"{o.provider}:")
             lines.extend(f"  - {d}" for d in details)
-    failed = [o.provider for o in summary.outcomes if o.status == "failed"]
+    failed = [o.provider for o in summary.outcomes if o.status == RunStatus.FAILED]
     lines.append("")
     if failed:
         lines.append(
@@ -208,7 +209,7 @@ def render_runs(found) -> str:  # noqa: ANN001 - planner.runs.RunList
 
 def _health_line(h) -> str:  # noqa: ANN001 - db.queries.ProviderHealth
     last = f"last refresh {h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC"
-    if h.last_status in ("ok", "partial", "skipped", "running"):
+    if h.last_status in (*STORED_RUN_STATUSES, RunStatus.SKIPPED, RunStatus.RUNNING):  # no error to show
         return f"{h.provider}: {last}"
     error = f" ({h.last_error})" if h.last_error else ""
     if h.last_ok_at is None:
@@ -304,5 +305,5 @@ def _check_providers(app, fmt: str, verbose: bool) -> None:  # noqa: ANN001
         table=lambda found: "\n".join(r.line() for r in found),
         csv=lambda found: ([dataclasses.asdict(r) for r in found], CHECK_COLUMNS),
     )
-    broken = [r.provider for r in results if r.status in ("refused", "failed")]
+    broken = [r.provider for r in results if r.status in BROKEN_CHECK_STATUSES]
     click.get_current_context().exit(1 if broken else 0)

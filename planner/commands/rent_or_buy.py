@@ -12,6 +12,7 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
+from planner.commands.flags import typed
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -224,7 +225,7 @@ def render_tco(r: TcoResult, rental: JobCost | None, basis: str = "median") -> s
             f"Break-even: {r.break_even_hours:,.0f} busy hours per GPU ({r.break_even_utilization:.0%} "
             f"utilisation{beyond}), renting at {money(r.break_even_rent_cny_per_gpu_hour)} CNY per GPU-hour"
         )
-    lines += [f"Note: {n}" for n in r.notes]
+    lines += [f"Note: {typed(n)}" for n in r.notes]
     lines += [
         "",
         f"Recommendation: {r.summary}",

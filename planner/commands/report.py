@@ -12,6 +12,7 @@ from planner.commands.options import format_option, gpu_filter_option, provider_
 from planner.errors import PlannerError
 from planner.output import table
 from planner.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
+from vocab import PROBLEM_RUN_STATUSES
 
 
 @click.command()
@@ -146,7 +147,7 @@ def _render(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str]]) ->
     if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
         lines.append(chart.note)
     health = report.tables["health"]
-    failed = health.loc[health["status"].isin(("failed", "partial")), "provider"].tolist()
+    failed = health.loc[health["status"].isin(PROBLEM_RUN_STATUSES), "provider"].tolist()
     if failed:
         lines.append(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
     delivered = [a for a in outcome.recipients if a not in outcome.refused]

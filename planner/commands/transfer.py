@@ -35,7 +35,8 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
 
     Columns (header row, any order): provider, region, instance_type, gpu_model, gpu_count, billing,
     price, currency, observed_at; optional vcpus, memory_gb, source, and what `planner export` adds:
-    gpu_note, tiers, median_price, stock_status, idle_gpus, total_gpus, orderable_gpus. `price` is the
+    gpu_note, tiers, median_price, stock_status, idle_gpus, total_gpus, orderable_gpus,
+    max_idle_gpus_per_machine, max_orderable_gpus_per_machine. `price` is the
     whole instance's price for one unit of `billing` (on_demand and spot per hour; daily, weekly,
     monthly, yearly per period); numbers use a point for decimals (1,234.5 and 1234.5, not 8,68). One bad row
     and nothing is stored; the error names its line (the header is line 1). Importing the same file

@@ -15,6 +15,7 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
+from planner.commands.flags import typed
 from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
@@ -290,7 +291,7 @@ def _shape_line(e: Estimate) -> str:
     text = f"{s.layers} layers, hidden {s.hidden}, {s.heads} heads, {kv}, vocabulary {s.vocab:,}"
     if e.model:
         return f"Architecture: {text} (from {e.model_source})"
-    return f"Assumed for --params: {e.assumed[0] if e.assumed else text}"
+    return f"Assumed for --params: {typed(e.assumed[0]) if e.assumed else text}"
 
 
 def gpu_bf16_tflops(name: str | None) -> float | None:
@@ -357,7 +358,7 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
                 f"  Wall-clock hours  {e.wall_hours:,.1f} on {e.gpus} GPU(s) ({e.wall_hours / 24:,.1f} days)"
             )
     for note in e.notes:
-        lines.append(f"Note: {note}")
+        lines.append(f"Note: {typed(note)}")
     if e.tokens is None:
         lines.append("Give --tokens D (and --gpu) for FLOPs, GPU-hours and wall-clock hours.")
     elif e.gpu is None:
@@ -541,7 +542,8 @@ def render_plan(p: Plan) -> str:
             lines += ["", f"Cheapest: {_option_line(best)}" + (f".{warning}" if warning else "")]
         if fastest is not best:
             lines.append(
-                f"Fastest:  {_option_line(fastest)}" + ("" if fastest.rental.rentable else " (sold out)")
+                f"Fastest:  {_option_line(fastest)}"
+                + ("" if fastest.rental.rentable else f" ({fastest.rental.availability.words})")
             )
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
@@ -557,7 +559,7 @@ def render_plan(p: Plan) -> str:
     for ex in p.excluded:
         reasons.setdefault(ex.reason, []).append(ex.gpu_model)
     for reason, models in reasons.items():
-        lines.append(f"Left out: {', '.join(models)}: {reason}.")
+        lines.append(f"Left out: {', '.join(models)}: {typed(reason)}.")
     if p.unpriced:
         lines.append(f"No prices: {', '.join(p.unpriced)}.")
     if star := star_note(o.rental.offer.gpu_note for o in p.options):
@@ -595,7 +597,9 @@ def render_plan(p: Plan) -> str:
 def _plan_table_row(rank: int, o: Any) -> list[str]:
     r = o.rental
     marks = ", ".join(
-        m for m, on in (("fastest", o.fastest), ("pareto", o.pareto), ("sold out", not r.rentable)) if on
+        m
+        for m, on in (("fastest", o.fastest), ("pareto", o.pareto), (r.availability.words, not r.rentable))
+        if on
     )
     return [
         str(rank),

@@ -273,3 +273,41 @@ def test_one_unreadable_machine_is_left_out_with_its_reason(change, reason):
     machines, total, skipped = parse_search_page(_page([_item(**change), _item()], 2), "payg")
     assert len(machines) == 1 and total == 2
     assert len(skipped) == 1 and reason in skipped[0]
+
+
+def test_the_most_idle_and_orderable_on_one_machine_are_recorded_beside_the_sums():
+    """A job's GPUs are rented on one machine: 2 + 2 + 1 idle is 5 in all but never 3 on one."""
+    items = [
+        _item(gpu_idle_num=2, gpu_order_num=2),
+        _item(gpu_idle_num=2, gpu_order_num=1),
+        _item(gpu_idle_num=1, gpu_order_num=5),  # orderable above idle counts as idle (as the sum does)
+        _item(region_sign="beijing-A", region_name="北京A区", gpu_idle_num=3, gpu_order_num=None),
+        _item(region_sign="beijing-B", region_name="北京B区", gpu_idle_num=None, gpu_order_num=None),
+    ]
+    offers = aggregate(parse_search_page(_page(items, 5), "payg")[0], "payg")
+    said = {
+        (o.region, o.instance_type): (
+            o.idle_gpus,
+            o.orderable_gpus,
+            o.max_idle_gpus_per_machine,
+            o.max_orderable_gpus_per_machine,
+        )
+        for o in offers
+    }
+    assert said[("west-B", "RTX 4090")] == said[("west-B", "RTX 4090 (median)")] == (5, 4, 2, 2)
+    assert said[("beijing-A", "RTX 4090")] == (3, None, 3, None)  # no gpu_order_num: not stated
+    assert said[("beijing-B", "RTX 4090")] == (0, None, 0, None)  # a null idle count reads as none idle
+
+
+def test_the_recorded_replay_has_no_machine_with_more_than_two_idle_4090s_in_west_b():
+    """The payloads the CLI tests replay (tests/fixtures/raw/autodl): 40 idle RTX 4090 over 60 machines
+    in west-B, at most 2 on any one of them."""
+    raw = FIXTURES.parent / "raw" / "autodl"
+    machines = [
+        m
+        for page in sorted(raw.glob("*-POST-*.body"))
+        for m in parse_search_page(page.read_bytes(), "payg")[0]
+    ]
+    offers = {(o.region, o.instance_type): o for o in aggregate(machines, "payg")}
+    west = offers[("west-B", "RTX 4090")]
+    assert (west.idle_gpus, west.max_idle_gpus_per_machine, west.max_orderable_gpus_per_machine) == (40, 2, 2)

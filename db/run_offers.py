@@ -1,0 +1,99 @@
+"""Which offers a provider's refresh runs listed (``run_offers``), and which runs to compare.
+
+A refresh records every offer it stored or found already stored (``record``), in its own transaction,
+and drops the lists of the provider's runs that no comparison needs any more: a run's list is only
+ever compared with that of the latest complete (``ok``) run before it (``compared_runs``). Runs are
+ordered by their id, the order they were made in, never by the time their prices carry: a replayed
+recording's prices keep their recorded time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.engine import Connection
+
+from db.records import chunks
+from db.schema import run_offers, scrape_runs
+from vocab import STORED_RUN_STATUSES, RunStatus
+
+REFRESH = "refresh"
+
+
+@dataclass(frozen=True)
+class ComparedRuns:
+    """A provider's latest stored refresh run, the stored one just before it, and the latest complete
+    (``ok``) one before it (None: none yet)."""
+
+    latest: int
+    previous: int | None
+    complete_before: int | None
+
+
+def compared_runs(conn: Connection, provider: str) -> ComparedRuns | None:
+    """The runs a comparison of ``provider``'s refreshes uses; None when it has none stored. What a
+    run listed is compared with the latest complete run before it (a region a partial run lost is no
+    offer gone); what it said of stock, with the run just before it."""
+    stored = [
+        scrape_runs.c.provider == provider,
+        scrape_runs.c.kind == REFRESH,
+        scrape_runs.c.status.in_(STORED_RUN_STATUSES),
+    ]
+    found = conn.execute(
+        select(scrape_runs.c.id, scrape_runs.c.status)
+        .where(*stored)
+        .order_by(scrape_runs.c.id.desc())
+        .limit(2)
+    ).all()
+    if not found:
+        return None
+    latest = int(found[0][0])
+    previous = int(found[1][0]) if len(found) > 1 else None
+    if len(found) > 1 and found[1][1] == RunStatus.OK:
+        return ComparedRuns(latest, previous, previous)
+    complete = conn.execute(
+        select(scrape_runs.c.id)
+        .where(*stored, scrape_runs.c.id < latest, scrape_runs.c.status == RunStatus.OK)
+        .order_by(scrape_runs.c.id.desc())
+        .limit(1)
+    ).scalar()
+    return ComparedRuns(latest, previous, None if complete is None else int(complete))
+
+
+def record(conn: Connection, provider: str, run_id: int, offers: Iterable[tuple[int, str]]) -> None:
+    """Record the (instance id, billing) offers run ``run_id`` of ``provider`` listed, and forget the
+    lists of its runs older than the latest complete one before it: this run and every later one are
+    compared with none older (``compared_runs``)."""
+    rows = [
+        {"run_id": run_id, "instance_id": iid, "billing": billing} for iid, billing in sorted(set(offers))
+    ]
+    for chunk in chunks(rows, 5000):
+        conn.execute(insert(run_offers), chunk)
+    keep_from = conn.execute(
+        select(scrape_runs.c.id)
+        .where(
+            scrape_runs.c.provider == provider,
+            scrape_runs.c.kind == REFRESH,
+            scrape_runs.c.status == RunStatus.OK,
+            scrape_runs.c.id < run_id,
+        )
+        .order_by(scrape_runs.c.id.desc())
+        .limit(1)
+    ).scalar()
+    if keep_from is None:
+        return
+    older = select(scrape_runs.c.id).where(
+        scrape_runs.c.provider == provider, scrape_runs.c.kind == REFRESH, scrape_runs.c.id < keep_from
+    )
+    conn.execute(delete(run_offers).where(run_offers.c.run_id.in_(older)))
+
+
+def listed(conn: Connection, run_id: int) -> set[tuple[int, str]] | None:
+    """The (instance id, billing) offers run ``run_id`` listed; None when it recorded none (a run made
+    before 0006, whose list is unknown, or one whose list was forgotten)."""
+    rows = conn.execute(
+        select(run_offers.c.instance_id, run_offers.c.billing).where(run_offers.c.run_id == run_id)
+    ).all()
+    return {(int(iid), str(billing)) for iid, billing in rows} or None

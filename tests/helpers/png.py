@@ -1,0 +1,14 @@
+"""A PNG file's size read from its header."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header, after checking its signature."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
