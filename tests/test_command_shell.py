@@ -120,7 +120,9 @@ def test_the_command_line_words_library_notes_with_its_flags(runner):
     assert any(n.startswith("--seq-len 200000 is longer") for n in data["notes"])
     assumed = runner.invoke(cli, ["estimate", "--params", "7B", "--task", "inference", "--kv-heads", "8"])
     assert "(--kv-heads)" in assumed.stdout
-    tco = runner.invoke(cli, ["tco", "--gpu", "RTX3090-24GB", "--hours", "1000"])  # its catalog price is of 2020
+    tco = runner.invoke(
+        cli, ["tco", "--gpu", "RTX3090-24GB", "--hours", "1000"]
+    )  # its catalog price is of 2020
     assert "give today's with --purchase-price" in tco.stdout, tco.output
 
 
