@@ -5,7 +5,8 @@ points in ``shared/data/``. Run by a developer when those points change, never a
 
 Inputs: the Aliyun price-CDN file of 2024-10-09 (``aliyun_ecs_gpu_cn_2024-10-09.json``) and the
 compiled points of ``price_points.json`` (2024 to 2026-08) and ``price_points_2026.json`` (2026-03 to
-2026-10). The output uses the import format plus a ``gpu_note`` column, so loading the snapshot goes
+2026-10), plus the project's own ``data/sources/price_points_extra.json`` (points found later, in the same
+format; shared/ is not edited from here). The output uses the import format plus a ``gpu_note`` column, so loading the snapshot goes
 through the same checked path as ``planner import``. Rules:
 
 - every row keeps its source and observed date, and the point's confidence in brackets after the
@@ -41,10 +42,11 @@ OUTPUT = Path(__file__).parent / "data" / "snapshot.csv"
 SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
 
 POINT_FILES = ("price_points.json", "price_points_2026.json")
+EXTRA_POINTS = Path(__file__).parent / "data" / "sources" / "price_points_extra.json"
 DATE_UNKNOWN = "DATE UNKNOWN"
 
 # Points whose source names a GPU family with several memory sizes but not the size.
-ASSUMED_MEMORY_GB = {("tencent", "A100"): 40, ("volcengine", "A100"): 80}
+ASSUMED_MEMORY_GB = {("tencent", "A100"): 40, ("volcengine", "A100"): 80, ("tencent", "H20"): 96}
 
 # AutoDL's own GPU names (its ``gpu_type`` list, shared/reference/samples/autodl_gpu_type_list.json),
 # which ``scrapers.autodl`` stores as the instance type; a model not listed keeps the source's name.
@@ -64,7 +66,8 @@ AUTODL_GPU_NAMES = {
 
 def build(data_dir: Path) -> list[dict[str, str]]:
     rows = _aliyun_cdn(data_dir / "aliyun_ecs_gpu_cn_2024-10-09.json")
-    points = [p for name in POINT_FILES for p in json.loads((data_dir / name).read_text("utf-8"))["points"]]
+    paths = [data_dir / name for name in POINT_FILES] + [EXTRA_POINTS]
+    points = [p for path in paths for p in json.loads(path.read_text("utf-8"))["points"]]
     rows = _merge_same_day(rows + _price_points(points, rows))
     rows.sort(
         key=lambda r: (

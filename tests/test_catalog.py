@@ -423,8 +423,9 @@ def test_purchase_prices():
     assert h20.purchase_price_cny == Decimal("143750") and h20.purchase_price_date == "2026-05-24"
     assert "server included" in h20.purchase_price_source
     assert h20.purchase_price_usd == Decimal("12000")
-    a100 = get_model("A100-80GB")  # only a USD figure is sourced
-    assert a100.purchase_price_cny is None and a100.purchase_price_usd == Decimal("10000")
+    a100 = get_model("A100-80GB")  # an 8-GPU server's 0.9-1.4M CNY estimate (2026-08-21): the median / 8
+    assert a100.purchase_price_cny == Decimal("143750") and a100.purchase_price_date == "2026-08-21"
+    assert "server included" in a100.purchase_price_source and a100.purchase_price_usd == Decimal("10000")
     assert get_model("RTX4090D-24GB").purchase_price_date == "2023-12-28"
     assert get_model("L40S-48GB").purchase_price_cny is None
     for model in catalog.all_models():
@@ -469,13 +470,15 @@ def test_import_is_cheap_and_lazy():
 
 
 def test_purchase_prices_of_today_where_sourced_and_their_age():
-    """China street or distributor prices from 2025-2026 (shared/data/purchase_prices_2026.json)."""
+    """China street or distributor prices from 2025-2026 (shared/data/purchase_prices_2026.json, and 8-GPU
+    server estimates of a public daily report for the A100 80GB and RTX 5090)."""
     recent = {
         m.name: m for m in catalog.all_models() if (catalog.purchase_price_day(m) or dt.date.min).year >= 2025
     }
-    assert {"RTX4090-24GB", "H20-96GB", "H200-141GB", "RTX5090D-32GB"} <= set(recent)
-    # China prices, except the RTX 5090's US MSRP (no dated China price of it was found; gpus --buy marks it $)
-    assert {name for name, m in recent.items() if m.purchase_price_cny is None} == {"RTX5090-32GB"}
+    expected = {"RTX4090-24GB", "H20-96GB", "H200-141GB", "RTX5090D-32GB", "RTX5090-32GB", "A100-80GB"}
+    assert expected <= set(recent)
+    assert all(m.purchase_price_cny is not None for m in recent.values())  # China prices, not a US MSRP
+    assert get_model("RTX5090-32GB").purchase_price_cny == Decimal("42500")  # 340000 per 8-GPU machine / 8
     assert get_model("RTX4090-24GB").purchase_price_cny == Decimal("17800")
     today = dt.date(2026, 12, 1)
     assert catalog.stale_purchase_price_note(get_model("RTX4090-24GB"), today) is None

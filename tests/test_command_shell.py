@@ -120,7 +120,9 @@ def test_the_command_line_words_library_notes_with_its_flags(runner):
     assert any(n.startswith("--seq-len 200000 is longer") for n in data["notes"])
     assumed = runner.invoke(cli, ["estimate", "--params", "7B", "--task", "inference", "--kv-heads", "8"])
     assert "(--kv-heads)" in assumed.stdout
-    tco = runner.invoke(cli, ["tco", "--gpu", "A100-80GB", "--hours", "1000"])  # its catalog price is of 2022
+    tco = runner.invoke(
+        cli, ["tco", "--gpu", "RTX3090-24GB", "--hours", "1000"]
+    )  # its catalog price is of 2020
     assert "give today's with --purchase-price" in tco.stdout, tco.output
 
 
@@ -158,10 +160,14 @@ def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():
 
 
 def test_no_prices_match_says_add_include_variants_when_a_variant_is_stored(run_cli):
-    result = run_cli("prices", "--gpu", "H100")  # the bundled snapshot has H800 prices, no H100
+    # the bundled snapshot has AutoDL H800 prices and no AutoDL H100 (its H100 prices are Tencent's and
+    # Volcengine's)
+    result = run_cli("prices", "--gpu", "H100", "--provider", "autodl")
     assert result.exit_code == 0, result.output
     assert "No prices match these filters. Hint: add --include-variants (H800-80GB stored)." in result.output
-    assert "H800-80GB" in run_cli("prices", "--gpu", "H100", "--include-variants").output
+    assert (
+        "H800-80GB" in run_cli("prices", "--gpu", "H100", "--provider", "autodl", "--include-variants").output
+    )
 
 
 def test_no_prices_match_says_what_regions_look_like(run_cli):

@@ -164,10 +164,11 @@ def test_datacentre_host_share_default():
 
 
 def test_usd_price_converted_only_when_rate_given():
+    # the RTX 6000 Ada has only a USD list price (the A100 80GB now has a China figure)
     with pytest.raises(UsageError, match="no purchase price"):
-        tco(get_model("A100-80GB"), "8", 1000)
-    r = tco(get_model("A100-80GB"), "8", 1000, cny_per_usd="7.10")
-    assert r.buy_breakdown["purchase"] == Decimal("71000")
+        tco(get_model("RTX6000ADA-48GB"), "8", 1000)
+    r = tco(get_model("RTX6000ADA-48GB"), "8", 1000, cny_per_usd="7.10")
+    assert r.buy_breakdown["purchase"] == Decimal("48280")
     assert "7.10 CNY/USD" in r.assumptions[0].source
 
 
