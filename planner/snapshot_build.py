@@ -147,6 +147,8 @@ def _price_points(points: list[dict], cdn_rows: list[dict[str, str]]) -> list[di
         itype = _instance_type(p, full_types, model)
         vcpus, mem = _vcpus_memory(p["instance_type"])
         source = f"{p['source']} [{p['confidence']}]"
+        if p.get("flag"):  # a point kept only as a lead: said first, where a cut table column shows it
+            source = f"{p['flag']}: {source}"
         if approx and re.fullmatch(r"~\d{4}", p["as_of"].strip()):  # a year only: say so first, loudly
             source = f"{DATE_UNKNOWN} (only '{p['as_of']}' known; stored as {day}): {source}"
         elif approx:
