@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.source import nodes
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("planner", "scrapers", "db", "reports", "vocab")
 COMMANDS = ("planner.commands", "planner.cli", "planner.__main__")
@@ -47,7 +49,7 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     """Our modules that ``name`` imports anywhere in its file."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -147,10 +149,10 @@ def test_no_import_loops_but_the_known_ones(graph):
     assert KNOWN_LOOPS - loops == set(), "a known loop is gone: remove it from KNOWN_LOOPS"
 
 
-def _test_modules_imported(source: str) -> set[str]:
+def _test_modules_imported(source: str | Path) -> set[str]:
     """The test modules (``tests.test_*``) that ``source`` imports anywhere, lazily inside a function too."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in nodes(source):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -176,6 +178,6 @@ def test_no_test_module_imports_another_test_module():
     wrong = {
         str(path.relative_to(ROOT)): sorted(found)
         for path in sorted((ROOT / "tests").rglob("*.py"))
-        if (found := _test_modules_imported(path.read_text(encoding="utf-8")))
+        if (found := _test_modules_imported(path))
     }
     assert wrong == {}, "move the shared helper to tests/helpers/ (a fixture: tests/conftest.py)"

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.replay import make_config, outcome, recordings, refresh, replay_copy
+from tests.helpers.source import nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("planner", "db", "reports", "scrapers")
@@ -83,15 +84,14 @@ def _literal_text(node: ast.expr) -> str:
 
 
 def sql_built_from_strings(
-    source: str, allowed: set[str] | frozenset[str] = frozenset()
+    source: str | Path, allowed: set[str] | frozenset[str] = frozenset()
 ) -> list[tuple[int, str]]:
     """(line, code) of every SQL statement built from run-time strings in ``source`` (formatted values
     whose source is in ``allowed`` are reviewed identifiers)."""
     _allowed.clear()
     _allowed.update(allowed)
-    tree = ast.parse(source)
     found = []
-    for node in ast.walk(tree):
+    for node in nodes(source):
         # 1. anything handed to execute()/text() that is assembled from strings
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -123,7 +123,7 @@ def test_no_sql_statement_is_built_from_strings():
     offenders = {}
     for path in sources():
         name = str(path.relative_to(ROOT))
-        found = sql_built_from_strings(path.read_text(encoding="utf-8"), IDENTIFIERS_ONLY.get(name, set()))
+        found = sql_built_from_strings(path, IDENTIFIERS_ONLY.get(name, set()))
         if found:
             offenders[name] = found
     assert not offenders, offenders
@@ -135,7 +135,7 @@ def test_a_reviewed_file_still_may_not_format_a_value():
     assert not sql_built_from_strings(code.replace("{region}", "?"), IDENTIFIERS_ONLY["db/bulk.py"])
 
 
-def shell_calls(source: str) -> list[tuple[int, str]]:
+def shell_calls(source: str | Path) -> list[tuple[int, str]]:
     """(line, code) of every call that starts a process or a shell."""
     risky = {
         "system",
@@ -150,15 +150,14 @@ def shell_calls(source: str) -> list[tuple[int, str]]:
         "execvp",
     }
     modules = {"os", "subprocess", "pty", "commands"}
-    tree = ast.parse(source)
     found = []
     imported = {
         alias.name
-        for node in ast.walk(tree)
+        for node in nodes(source)
         if isinstance(node, ast.ImportFrom) and node.module in modules
         for alias in node.names
     }
-    for node in ast.walk(tree):
+    for node in nodes(source):
         if isinstance(node, ast.Import) and any(a.name in ("subprocess", "pty") for a in node.names):
             found.append((node.lineno, ast.unparse(node)))
         if isinstance(node, ast.Call):
@@ -181,18 +180,13 @@ def test_the_shell_check_catches_what_it_looks_for():
 
 
 def test_nothing_runs_a_shell_or_a_process():
-    offenders = {
-        str(path.relative_to(ROOT)): found
-        for path in sources()
-        if (found := shell_calls(path.read_text(encoding="utf-8")))
-    }
+    offenders = {str(path.relative_to(ROOT)): found for path in sources() if (found := shell_calls(path))}
     assert not offenders, offenders
 
 
 def test_eval_exec_and_pickle_are_not_used_on_data():
     for path in sources():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in nodes(path):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in ("eval", "exec", "__import__"), f"{path}:{node.lineno}"
             if isinstance(node, ast.Import | ast.ImportFrom):

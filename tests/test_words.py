@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from planner.offer import Availability
+from tests.helpers.source import nodes
 from vocab import BillingMode, CheckStatus, RunStatus, StockStatus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,28 +36,28 @@ def _library_modules() -> list[Path]:
     return sorted(p for p in found if "migrations" not in p.parts)
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    nodes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+def _docstrings(walked: tuple[ast.AST, ...]) -> set[int]:
+    kinds = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
     return {
         id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, nodes)
+        for node in walked
+        if isinstance(node, kinds)
         and node.body
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
 
 
-def _strings(tree: ast.AST) -> list[tuple[int, str]]:
+def _strings(walked: tuple[ast.AST, ...]) -> list[tuple[int, str]]:
     """Every string literal but docstrings, an f-string whole (its fields as ``{}``)."""
-    skip = _docstrings(tree)
+    skip = _docstrings(walked)
     out = []
-    for node in ast.walk(tree):
+    for node in walked:
         if isinstance(node, ast.JoinedStr):
             parts = [v.value if isinstance(v, ast.Constant) else "{}" for v in node.values]
             skip.update(id(v) for v in node.values)
             out.append((node.lineno, "".join(str(p) for p in parts)))
-    for node in ast.walk(tree):
+    for node in walked:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             out.append((node.lineno, node.value))
     return out
@@ -64,10 +65,9 @@ def _strings(tree: ast.AST) -> list[tuple[int, str]]:
 
 def flags_named(path: Path, root: Path = ROOT) -> list[str]:
     """The library strings of ``path`` that name a flag outside an example command."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     return [
         f"{path.relative_to(root)}:{line}: {text!r}"
-        for line, text in _strings(tree)
+        for line, text in _strings(nodes(path))
         if FLAG.search(EXAMPLE_COMMAND.sub("", text))
     ]
 
@@ -113,7 +113,7 @@ def _constants(node: ast.AST) -> list[str]:
 def bare_statuses(path: Path, root: Path = ROOT) -> list[str]:
     """Comparisons (``==``, ``in``, ``.isin(...)``) of ``path`` against a bare status or billing word."""
     hits = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes(path):
         operands: list[ast.AST] = []
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
