@@ -4,6 +4,7 @@ self-signed TLS certificate."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -20,6 +21,21 @@ from planner.importer import REQUIRED_COLUMNS
 PG_URL_ENV = "PLANNER_TEST_DATABASE_URL"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Fewer garbage collections. A test session keeps close to a million objects alive (modules,
+    collected tests, their reports); with Python's default thresholds (700, 10, 10) the collector made
+    about 30 full passes over them, 0.3 s each, and spent 9 to 11 s of the fast group's 50 s of CPU.
+    With these (and the freeze below) it spends about 3.5 s, for about 10 MB more memory at the peak
+    (measured with gc.callbacks over the whole fast group)."""
+    gc.set_threshold(20_000, 10, 50)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built lives until the end: out of every later collection (gc.freeze)."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the real user's data directory or config."""
@@ -31,6 +47,20 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("PLANNER_DATABASE_URL", "PLANNER_CONFIG"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def no_pause_between_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PLANNER_CONFIG with no politeness pause between two requests to a provider: a CLI refresh
+    against mocked answers spends no wall-clock time waiting (AutoDL's default is 0.2 s)."""
+    from scrapers.registry import PROVIDERS
+
+    path = tmp_path / "no-pause.toml"
+    path.write_text(
+        "".join(f"[providers.{name}]\nmin_interval_s = 0\n" for name in PROVIDERS), encoding="utf-8"
+    )
+    monkeypatch.setenv("PLANNER_CONFIG", str(path))
+    return path
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

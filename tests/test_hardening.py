@@ -303,6 +303,7 @@ def test_concurrency_the_snapshot_check_is_made_under_the_write_lock(db_url, eng
         assert conn.execute(select(func.count()).where(scrape_runs.c.kind == "snapshot")).scalar_one() == 0
 
 
+@pytest.mark.slow  # holds a real lock for 1.5 s of wall clock
 def test_concurrency_a_sqlite_refresh_waits_for_a_long_import(tmp_path):
     """The import holds the write lock longer than the busy timeout: the refresh waits, then stores."""
     url = f"sqlite:///{tmp_path / 'w.db'}"

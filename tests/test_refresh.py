@@ -13,6 +13,7 @@ import threading
 import time
 from decimal import Decimal
 
+import pytest
 import responses
 from sqlalchemy import func, select, update
 
@@ -289,6 +290,7 @@ class Hanging:
         yield
 
 
+@pytest.mark.slow  # the shortest provider timeout the config accepts is 1 s of wall clock
 def test_a_hanging_provider_times_out_without_costing_the_others(engine, tmp_path, monkeypatch):
     from scrapers import registry
 
@@ -367,7 +369,9 @@ def _record_then_replay(db_url, tmp_path, rsps):
     live.dispose()
 
 
-def test_autodl_without_a_token_reads_the_gpu_list_and_says_so(run_cli, tmp_path, monkeypatch):
+def test_autodl_without_a_token_reads_the_gpu_list_and_says_so(
+    run_cli, tmp_path, monkeypatch, no_pause_between_requests
+):
     from scrapers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
 
     monkeypatch.delenv("AUTODL_TOKEN", raising=False)

@@ -167,6 +167,8 @@ def _serve(routes: dict[str, bytes] | None):
     """A loopback HTTP server: ``routes`` path -> body (200), anything else 500; None = always 500."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
+
         def _answer(self) -> None:
             body = (routes or {}).get(self.path.split("?")[0])
             self.send_response(200 if body is not None else 500)
@@ -179,7 +181,7 @@ def _serve(routes: dict[str, bytes] | None):
             pass
 
     server = _Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
     return server
 
 
@@ -223,7 +225,9 @@ SECRETS = {
 }
 
 
-def test_secrets_never_reach_output_run_rows_or_raw_files(run_cli, tmp_path, monkeypatch, engine):
+def test_secrets_never_reach_output_run_rows_or_raw_files(
+    run_cli, tmp_path, monkeypatch, engine, no_pause_between_requests
+):
     from scrapers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
     from scrapers.tencent import API_URL
 

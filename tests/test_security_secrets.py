@@ -67,6 +67,7 @@ class EchoServer:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -82,7 +83,7 @@ class EchoServer:
             daemon_threads = True
 
         self.server = Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
     @property
     def base_url(self) -> str:

@@ -22,6 +22,7 @@ import pytest
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from scrapers.registry import PROVIDERS, ProviderSettings, collect, make_client
+from tests.helpers.source import nodes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,6 +35,8 @@ class Server:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
+
             def do_GET(self) -> None:
                 owner.paths.append(self.path)
                 answer(self)
@@ -53,7 +56,7 @@ class Server:
         if context:
             self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         self.scheme = "https" if context else "http"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
     @property
     def url(self) -> str:
@@ -96,7 +99,9 @@ def test_every_provider_refuses_a_certificate_nobody_trusts(tls_server, monkeypa
     settings = ProviderSettings(base_url=tls_server.url, credentials={v: "x" for v in cls.credential_env})
     scraper = cls(sleep=lambda _s: None) if provider == "autodl" else cls()
     result = collect(
-        scraper, make_client(cls, settings, version="0", policy=HttpPolicy(max_retries=0)), settings
+        scraper,
+        make_client(cls, settings, version="0", policy=HttpPolicy(max_retries=0, min_interval_s=0)),
+        settings,
     )
     assert result.status == "failed" and "SSLError" in (result.error or ""), result.error
     assert result.offers == []
@@ -186,9 +191,8 @@ def _python_files() -> list[Path]:
 def test_only_the_http_client_talks_http_and_nothing_disables_verification():
     talkers = {"requests", "urllib.request", "http.client", "httpx", "aiohttp", "urllib3"}
     for path in _python_files():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = str(path.relative_to(ROOT))
-        for node in ast.walk(tree):
+        for node in nodes(path):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names = {a.name for a in node.names} | {getattr(node, "module", None) or ""}
                 if names & talkers:

@@ -24,6 +24,7 @@ def http_server(body: bytes, headers: dict[str, str]) -> Iterator[str]:
     """A loopback HTTP server answering every GET and POST with ``body``; yields its base URL."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
         protocol_version = "HTTP/1.1"
 
         def answer(self) -> None:
@@ -41,7 +42,7 @@ def http_server(body: bytes, headers: dict[str, str]) -> Iterator[str]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -88,6 +89,7 @@ class FaultServer:
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # headers and body leave at once (no 40 ms delayed-ACK stall)
             protocol_version = "HTTP/1.1"
 
             def do_GET(self) -> None:
@@ -106,7 +108,7 @@ class FaultServer:
                 pass  # a client that gave up on a hanging answer is expected here
 
         self.server = Server(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
 
     @property
     def base_url(self) -> str:
