@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import os
 import tomllib
 from collections.abc import Mapping
@@ -99,9 +100,17 @@ def default_sqlite_url() -> str:
     return f"sqlite:///{data_dir() / 'planner.db'}"
 
 
-def packaged_defaults() -> dict[str, Any]:
+@functools.cache
+def _parsed_defaults() -> dict[str, Any]:
+    """defaults.toml, read and parsed once per process (a long-lived process, the scheduler or a test
+    session, loads the config hundreds of times). Never handed out: callers get a copy."""
     text = resources.files("planner").joinpath("defaults.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
+
+
+def packaged_defaults() -> dict[str, Any]:
+    """The packaged defaults (planner/defaults.toml), the caller's own copy."""
+    return copy.deepcopy(_parsed_defaults())
 
 
 def load_config(
@@ -111,7 +120,7 @@ def load_config(
 ) -> Config:
     """Merge defaults, ./config.toml, the named file (argument or PLANNER_CONFIG) and the environment."""
     env = os.environ if env is None else env
-    defaults = packaged_defaults()
+    defaults = _parsed_defaults()  # only read here
     merged = copy.deepcopy(defaults)
     files: list[str] = []
 

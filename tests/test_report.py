@@ -82,7 +82,7 @@ def test_formula_text_from_the_database_reaches_the_csv_neutralised(run_cli, db_
     )
     rename_instances(db_url, {"F1": '=HYPERLINK("x")', "F2": "@SUM(A1)", "F3": "-2+3"})
     out = tmp_path / "out"
-    assert run_cli("report", "--out", str(out)).exit_code == 0
+    assert run_cli("report", "--no-chart", "--out", str(out)).exit_code == 0
     for table in ("prices", "cheapest", "availability"):
         raw = table_file(out, table).read_text(encoding="utf-8-sig")
         assert '=HYPERLINK(""x"")' in raw or table == "cheapest"
@@ -114,7 +114,7 @@ def test_price_changes_since_the_previous_day_and_week_are_numbers_even_when_neg
         ],
     )
     out = tmp_path / "out"
-    assert run_cli("report", "--out", str(out)).exit_code == 0
+    assert run_cli("report", "--no-chart", "--out", str(out)).exit_code == 0
     path = table_file(out, "changes")
     rows = [
         (r["since"], r["region"], r["old_on"], r["old_price"], r["new_price"], r["change_pct"])
@@ -156,7 +156,7 @@ def test_health_shows_the_last_refresh_of_each_provider(run_cli, engine, tmp_pat
         store.finish_run(conn, tencent, "ok", offers_seen=3, prices_stored=3)
     load(run_cli, tmp_path, [price_row()])
     out = tmp_path / "out"
-    result = run_cli("report", "--out", str(out))
+    result = run_cli("report", "--no-chart", "--out", str(out))
     assert result.exit_code == 0, result.output
     health = {r["provider"]: r for r in read_rows(table_file(out, "health"))}
     assert list(health) == list(PROVIDERS)  # the marketplaces off by default included
@@ -167,7 +167,7 @@ def test_health_shows_the_last_refresh_of_each_provider(run_cli, engine, tmp_pat
     assert "Last refresh did not succeed for: aliyun" in result.stdout
 
     only = tmp_path / "only"
-    assert run_cli("report", "--out", str(only), "--provider", "Tencent").exit_code == 0
+    assert run_cli("report", "--no-chart", "--out", str(only), "--provider", "Tencent").exit_code == 0
     assert [r["provider"] for r in read_rows(table_file(only, "health"))] == ["tencent"]
 
 
@@ -201,7 +201,7 @@ def test_availability_is_unknown_where_nothing_is_recorded_and_read_where_it_is(
                 ],
             )
     out = tmp_path / "out"
-    assert run_cli("report", "--out", str(out)).exit_code == 0
+    assert run_cli("report", "--no-chart", "--out", str(out)).exit_code == 0
     rows = {r["region"]: r for r in read_rows(table_file(out, "availability"))}
     assert rows["ap-beijing"]["stock_status"] == "unknown" and rows["ap-beijing"]["idle_gpus"] == ""
     if table is not None:
@@ -238,7 +238,7 @@ def test_default_folder_filters_and_json(run_cli, tmp_path, isolated_home):
 
 def test_an_empty_database_reports_the_bundled_snapshot(run_cli, tmp_path):
     out = tmp_path / "out"
-    result = run_cli("report", "--out", str(out))
+    result = run_cli("report", "--no-chart", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert "loaded the bundled snapshot" in result.stderr
     prices = read_rows(table_file(out, "prices"))

@@ -52,15 +52,14 @@ def load(run_cli, tmp_path: Path, rows: list[dict[str, object]]) -> None:
     assert result.exit_code == 0, result.output
 
 
-def mailed(run_cli, tmp_path: Path, *args: str, config_extra: str = ""):  # noqa: ANN001, ANN201
-    """``planner report --out OUT --email a@x.org ARGS`` to a loopback SMTP server: the result, the
-    message received (parsed) and OUT."""
+def mailed(run_cli, tmp_path: Path, *args: str, chart_setting: bool = True):  # noqa: ANN001, ANN201
+    """``planner report --out OUT --email a@x.org ARGS`` to a loopback SMTP server, with ``[report]
+    chart = chart_setting``: the result, the message received (parsed) and OUT."""
     handler = Recorder()
     out = tmp_path / "out"
     out.mkdir()  # an existing folder: standard error holds only what the test is about
     with smtp_server(handler) as port:
-        config = email_config(tmp_path, port)
-        config.write_text(config.read_text() + config_extra)
+        config = email_config(tmp_path, port, chart=chart_setting)
         result = run_cli("--config", str(config), "report", "--out", str(out), "--email", "a@x.org", *args)
     assert result.exit_code == 0, result.output
     (received,) = handler.messages
@@ -211,9 +210,7 @@ def test_the_email_shows_the_chart_inline_and_still_attaches_the_csv_files(run_c
 def test_the_chart_can_be_turned_off(run_cli, tmp_path, how):
     load(run_cli, tmp_path, ROWS)
     if how == "config":
-        result, message, out = mailed(
-            run_cli, tmp_path, "--format", "json", config_extra="[report]\nchart = false\n"
-        )
+        result, message, out = mailed(run_cli, tmp_path, "--format", "json", chart_setting=False)
     else:
         result, message, out = mailed(run_cli, tmp_path, "--format", "json", "--no-chart")
     doc = json.loads(result.stdout)
