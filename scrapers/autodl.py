@@ -4,7 +4,9 @@ Sources (providers.md §4, all unofficial web endpoints, read 2026-08): the publ
 and ``region/list`` (no login, probe dated 2026-08-20) and the logged-in market search
 ``POST /api/v1/machine/search`` (a report dated 2026-08-06; item fields from the mfznttkx/autodl-gpuhunter
 docstrings). The market needs the raw web-session JWT in ``Authorization`` (a "Bearer " prefix fails with
-登录超时), pages of at most 100, and gentle pacing (gpuhunter sleeps 0.2 s between pages).
+登录超时), pages of at most 100, and gentle pacing (gpuhunter sleeps 0.2 s between pages: here the HTTP client's
+``min_interval_s``, 0.2 s unless ``[providers.autodl] min_interval_s`` says otherwise, between any two
+requests; a replay waits for nothing).
 
 Prices arrive in 厘 (1/1000 CNY) per GPU per unit (hour for ``payg``, day/week/month for the others) and
 vary per machine. Per GPU model and region we yield two :class:`RawOffer` with ``per="gpu"``: the
@@ -19,9 +21,8 @@ from __future__ import annotations
 
 import json
 import statistics
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -279,8 +280,7 @@ class AutodlScraper:
         gpus = parse_gpu_types(client.get(GPU_TYPE_URL).content)
         return f"the public GPU list answered ({len(gpus)} models); no token, so no market prices"
 
-    def __init__(self, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.sleep = sleep
+    def __init__(self) -> None:
         self.catalog: list[GpuType] = []  # the public GPU list of the last scrape (for the catalogue)
         self.regions: dict[str, str] = {}
 
@@ -313,14 +313,11 @@ class AutodlScraper:
         unknown = [c for c in charge_types if c not in CHARGE_TYPES]
         if unknown:
             raise ScrapeError(f"AutoDL: unknown charge_types {unknown}; use {', '.join(CHARGE_TYPES)}")
-        wanted, first = set(settings.regions), True
+        wanted = set(settings.regions)
         for charge_type in charge_types:
             machines: list[Machine] = []
             skipped: list[str] = []
             for page in range(1, MAX_PAGES + 1):
-                if not first and client.replayer is None:  # a replay has no server to be polite to
-                    self.sleep(PAGE_PAUSE_S)
-                first = False
                 got, total, left_out = parse_search_page(
                     _search(client, token, charge_type, page), charge_type
                 )

@@ -476,7 +476,7 @@ def _settings(provider: str) -> ProviderSettings:
 
 def _scraper(provider: str) -> Any:
     cls = SCRAPERS[provider]
-    return cls(sleep=lambda _s: None) if provider == "autodl" else cls()
+    return cls()
 
 
 def scrape_with(provider: str, swap: int, body: bytes, status: int = 200) -> list[RawOffer | Issue] | None:

@@ -97,7 +97,7 @@ def test_every_provider_refuses_a_certificate_nobody_trusts(tls_server, monkeypa
     cls = PROVIDERS[provider]
     # Credentials (fake) so that a provider that reads nothing without a key (PPIO) connects too.
     settings = ProviderSettings(base_url=tls_server.url, credentials={v: "x" for v in cls.credential_env})
-    scraper = cls(sleep=lambda _s: None) if provider == "autodl" else cls()
+    scraper = cls()
     result = collect(
         scraper,
         make_client(cls, settings, version="0", policy=HttpPolicy(max_retries=0, min_interval_s=0)),

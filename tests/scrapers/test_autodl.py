@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import responses
 
 from scrapers.autodl import (
     GPU_TYPE_URL,
+    PAGE_PAUSE_S,
     REGION_URL,
     SEARCH_URL,
     AutodlScraper,
@@ -22,7 +24,7 @@ from scrapers.autodl import (
     parse_search_page,
 )
 from scrapers.base import RawOffer, ScrapeError
-from scrapers.http import HttpClient, HttpPolicy
+from scrapers.http import HttpClient
 from scrapers.types import Issue, ProviderSettings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "autodl"
@@ -129,14 +131,23 @@ def test_aggregate_min_median_and_availability_per_gpu_and_region():
     assert {o.stock_status for o in beijing} == {"sold_out"} and beijing[0].price == Decimal("50")
 
 
-class Sleeps(list):
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
+class FakeClock:
+    """A clock that moves only when slept on: the pauses a client asks for, without waiting."""
+
+    def __init__(self) -> None:
+        self.now, self.sleeps = 0.0, []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(round(seconds, 6))
+        self.now += seconds
 
 
-def _client() -> HttpClient:
-    policy = HttpPolicy(max_retries=0, min_interval_s=0)
-    return HttpClient("autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=lambda s: None)
+def _client(clock: FakeClock | None = None) -> HttpClient:
+    clock = clock or FakeClock()
+    policy = replace(AutodlScraper.http_policy, max_retries=0)  # AutoDL's own pacing
+    return HttpClient(
+        "autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=clock.sleep, clock=lambda: clock.now
+    )
 
 
 def _public_endpoints() -> None:
@@ -144,8 +155,8 @@ def _public_endpoints() -> None:
     responses.get(REGION_URL, body=_fx("region_list.json"))
 
 
-def _run(settings: ProviderSettings, sleeps: Sleeps | None = None) -> tuple[list[RawOffer], list[Issue]]:
-    items = list(AutodlScraper(sleep=sleeps if sleeps is not None else Sleeps()).scrape(_client(), settings))
+def _run(settings: ProviderSettings, clock: FakeClock | None = None) -> tuple[list[RawOffer], list[Issue]]:
+    items = list(AutodlScraper().scrape(_client(clock), settings))
     return [i for i in items if isinstance(i, RawOffer)], [i for i in items if isinstance(i, Issue)]
 
 
@@ -156,11 +167,11 @@ def test_market_pages_until_a_short_page_paced_and_authorised_raw():
     responses.post(SEARCH_URL, body=_page(many[:100], 150))
     responses.post(SEARCH_URL, body=_page(many[100:], 150))
     responses.post(SEARCH_URL, body=_page(many[:1], 1))  # the weekly sweep
-    sleeps = Sleeps()
+    clock = FakeClock()
     settings = ProviderSettings(
         credentials={"AUTODL_TOKEN": f"Bearer {TOKEN}"}, options={"charge_types": ["payg", "weekly"]}
     )
-    offers, issues = _run(settings, sleeps)
+    offers, issues = _run(settings, clock)
     searches = [c.request for c in responses.calls if c.request.url == SEARCH_URL]
     bodies = [json.loads(r.body) for r in searches]
     assert [(b["charge_type"], b["page_index"], b["page_size"]) for b in bodies] == [
@@ -169,7 +180,8 @@ def test_market_pages_until_a_short_page_paced_and_authorised_raw():
         ("weekly", 1, 100),
     ]
     assert all(r.headers["Authorization"] == TOKEN for r in searches)  # raw token, "Bearer " stripped
-    assert sleeps == [0.2, 0.2]  # one pause before every search but the first
+    # the client paces every request (two public lists, three searches): 0.2 s before all but the first
+    assert clock.sleeps == [PAGE_PAUSE_S] * 4
     payg = [o for o in offers if o.billing == "on_demand"]
     assert {o.instance_type for o in payg} == {"RTX 4090", "RTX 4090 (median)"}
     assert payg[0].idle_gpus == 150 and payg[0].total_gpus == 1200 and payg[0].price == Decimal("2.51")
@@ -207,7 +219,7 @@ def test_http_401_is_an_expired_token_too():
 @responses.activate
 def test_without_token_only_the_catalogue_is_read_and_the_run_says_so():
     _public_endpoints()
-    scraper = AutodlScraper(sleep=Sleeps())
+    scraper = AutodlScraper()
     items = list(scraper.scrape(_client(), ProviderSettings()))
     assert not any(isinstance(i, RawOffer) for i in items)
     (issue,) = items
