@@ -201,7 +201,21 @@ def test_sold_out_offer_is_passed_over_and_marked_when_all_are(priced):
     rtx = by_gpu(result)["RTX4090-24GB"]
     assert (rtx.offer.cny_per_gpu_hour, rtx.offer.availability.rentable) == (Decimal("2"), False)
     text = render_value(result)
-    assert "autodl RTX 4090 on_demand (sold out)" in text and "(sold out): every cheap offer" in text
+    assert (
+        "autodl RTX 4090 on_demand (sold out)" in text
+        and "(sold out): no offer of that GPU could be rented" in text
+    )
+
+
+def test_an_offer_short_of_idle_gpus_is_marked_with_its_own_state_not_sold_out(priced):
+    add_stock(priced, "H100-80GB", "H100x8", None, idle=4)  # 4 idle of the 8 the instance needs
+    result = rank(priced)
+    h100 = by_gpu(result)["H100-80GB"]
+    assert h100.offer.availability.words == "short of idle GPUs"
+    text = render_value(result)
+    assert "H100x8 on_demand (short of idle GPUs)" in text and "(sold out)" not in text
+    assert "(short of idle GPUs): no offer of that GPU could be rented" in text
+    assert "(short of idle GPUs): no offer of that GPU could be rented" in text
 
 
 def test_buy_ranks_per_10k_cny_of_the_catalog_price(priced):

@@ -254,7 +254,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
     if o:
         where = f"{o.provider} {short(o.instance_type, 26)} {o.billing}"
         where += "*" if o.gpu_note else ""
-        where += " (sold out)" if not o.availability.rentable else ""
+        where += f" ({o.availability.words})" if not o.availability.rentable else ""
     cells = [
         str(r.rank),
         r.gpu_model + ("(V)" if r.china_variant else ""),
@@ -312,8 +312,14 @@ def _value_notes(result: ValueRanking) -> list[str]:
             )
             + " (use --scope all)."
         )
-    if any(r.offer and not r.offer.availability.rentable for r in ranked):
-        notes.append("(sold out): every cheap offer of that GPU was sold out at the last refresh.")
+    unrentable = sorted(
+        {r.offer.availability.words for r in ranked if r.offer and not r.offer.availability.rentable}
+    )
+    if unrentable:
+        notes.append(
+            f"({' / '.join(unrentable)}): no offer of that GPU could be rented at its provider's last refresh; "
+            "the cheapest is shown."
+        )
     if star := star_note(r.offer.gpu_note for r in ranked if r.offer):
         notes.append(star)
     if any(r.offer and r.offer.provider == "autodl" for r in ranked):
