@@ -10,7 +10,6 @@ The fast tests of each class are in ``test_reliability_hangs.py``, ``test_securi
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -44,14 +43,26 @@ def run_planner(workdir: Path, *args: str, timeout_s: float = 180, **env: str) -
     process = subprocess.Popen(
         command, cwd=workdir, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
+    output: dict[str, bytes] = {}
+    readers = [
+        threading.Thread(target=lambda name=name, stream=stream: output.__setitem__(name, stream.read()))
+        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
     timer = threading.Timer(timeout_s, process.kill)  # a hang fails the test instead of the suite
     timer.start()
     try:
-        stdout, stderr = process.communicate()
+        # Reaped here, not by Popen: wait4 gives this child's own peak RSS. (RUSAGE_CHILDREN would give
+        # the largest child the test process ever waited for, another test's planner process included.)
+        _, status, usage = os.wait4(process.pid, 0)
     finally:
         timer.cancel()
-    # The largest child this test process has waited for: an upper bound on this one's peak.
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    process.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    stdout, stderr = output["stdout"], output["stderr"]
+    peak = usage.ru_maxrss / 1024
     assert process.returncode != -9, f"planner {' '.join(args)} hung and was killed after {timeout_s} s"
     return process.returncode, stdout.decode(), stderr.decode(), peak
 
