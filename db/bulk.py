@@ -325,6 +325,12 @@ def _stored_keys(
     return existing
 
 
+def _any_stored(conn: Connection, instance_ids: Sequence[int]) -> bool:
+    """Whether any price of these instances is stored (one index seek)."""
+    found = conn.execute(select(prices.c.instance_id).where(prices.c.instance_id.in_(instance_ids)).limit(1))
+    return found.first() is not None
+
+
 def _stored_around(
     conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
 ) -> tuple[
@@ -340,6 +346,8 @@ def _stored_around(
     first, last = min(days), max(days)
     wanted = set(map(itemgetter(0, 1), keys))
     for chunk in chunks(sorted(set(map(itemgetter(0), keys))), 400):
+        if not _any_stored(conn, chunk):  # new instances (a first refresh or import): nothing around
+            continue
         latest = latest_rows(
             prices,
             "observed_on",
