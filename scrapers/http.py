@@ -241,11 +241,15 @@ class HttpClient:
         while piece := _read_piece(raw):
             size += len(piece)
             if size > cap:
+                # Freed now, not when the traceback that references this frame is: a caller that keeps
+                # the error (one per region, say) would otherwise keep up to the cap of bytes with it.
+                chunks.clear()
                 raise ScrapeError(
                     f"{where} answered more than {cap / 2**20:g} MB (decoded): refused, it is not a price "
                     "list (a compressed bomb, or the wrong URL)"
                 )
             if time.monotonic() > ends:
+                chunks.clear()
                 raise ScrapeError(f"{where} was still sending its answer after {deadline_s:g} s: gave up")
             chunks.append(piece)
         return b"".join(chunks)

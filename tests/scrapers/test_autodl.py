@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 import responses
@@ -131,23 +132,13 @@ def test_aggregate_min_median_and_availability_per_gpu_and_region():
     assert {o.stock_status for o in beijing} == {"sold_out"} and beijing[0].price == Decimal("50")
 
 
-class FakeClock:
-    """A clock that moves only when slept on: the pauses a client asks for, without waiting."""
-
-    def __init__(self) -> None:
-        self.now, self.sleeps = 0.0, []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(round(seconds, 6))
-        self.now += seconds
-
-
-def _client(clock: FakeClock | None = None) -> HttpClient:
-    clock = clock or FakeClock()
-    policy = replace(AutodlScraper.http_policy, max_retries=0)  # AutoDL's own pacing
-    return HttpClient(
-        "autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=clock.sleep, clock=lambda: clock.now
-    )
+def _client(clock: Any = None) -> HttpClient:
+    """AutoDL's own policy (its pacing) without retries; ``clock``: the ``clock`` fixture, to see the
+    pauses (else they are not slept)."""
+    policy = replace(AutodlScraper.http_policy, max_retries=0)
+    if clock is None:
+        return HttpClient("autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=lambda _s: None)
+    return HttpClient("autodl", version="0", policy=policy, secrets=(TOKEN,), sleep=clock.sleep, clock=clock)
 
 
 def _public_endpoints() -> None:
@@ -155,19 +146,18 @@ def _public_endpoints() -> None:
     responses.get(REGION_URL, body=_fx("region_list.json"))
 
 
-def _run(settings: ProviderSettings, clock: FakeClock | None = None) -> tuple[list[RawOffer], list[Issue]]:
+def _run(settings: ProviderSettings, clock: Any = None) -> tuple[list[RawOffer], list[Issue]]:
     items = list(AutodlScraper().scrape(_client(clock), settings))
     return [i for i in items if isinstance(i, RawOffer)], [i for i in items if isinstance(i, Issue)]
 
 
 @responses.activate
-def test_market_pages_until_a_short_page_paced_and_authorised_raw():
+def test_market_pages_until_a_short_page_paced_and_authorised_raw(clock):
     _public_endpoints()
     many = [_item(machine_id=f"m{i}", gpu_idle_num=1) for i in range(150)]
     responses.post(SEARCH_URL, body=_page(many[:100], 150))
     responses.post(SEARCH_URL, body=_page(many[100:], 150))
     responses.post(SEARCH_URL, body=_page(many[:1], 1))  # the weekly sweep
-    clock = FakeClock()
     settings = ProviderSettings(
         credentials={"AUTODL_TOKEN": f"Bearer {TOKEN}"}, options={"charge_types": ["payg", "weekly"]}
     )
@@ -181,7 +171,7 @@ def test_market_pages_until_a_short_page_paced_and_authorised_raw():
     ]
     assert all(r.headers["Authorization"] == TOKEN for r in searches)  # raw token, "Bearer " stripped
     # the client paces every request (two public lists, three searches): 0.2 s before all but the first
-    assert clock.sleeps == [PAGE_PAUSE_S] * 4
+    assert clock.sleeps == pytest.approx([PAGE_PAUSE_S] * 4)
     payg = [o for o in offers if o.billing == "on_demand"]
     assert {o.instance_type for o in payg} == {"RTX 4090", "RTX 4090 (median)"}
     assert payg[0].idle_gpus == 150 and payg[0].total_gpus == 1200 and payg[0].price == Decimal("2.51")

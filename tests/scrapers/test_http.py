@@ -287,3 +287,23 @@ def test_verbose_log_lists_each_request_without_secrets(rsps, make_client):
     assert "Action=Describe" in first and "-> HTTP 500, 10 bytes," in first and first.endswith(" s")
     assert "-> HTTP 200, 9 bytes" in second
     assert not any("s3cr3t-token" in line or "abc" in line for line in lines)
+
+
+def test_a_refused_bomb_keeps_none_of_its_bytes_in_the_error(make_client):
+    """The error of a refused gzip bomb references the reading frame (its traceback); the pieces read
+    are dropped before it is raised, so a caller that keeps one error per region keeps no megabytes."""
+    import gzip
+
+    from tests.helpers.servers import http_server
+
+    bomb = gzip.compress(bytes(4 * 2**20))  # 4 MB of zeros, a few KB on the wire
+    policy = HttpPolicy(max_retries=0, min_interval_s=0, max_body_bytes=2**20)
+    with http_server(bomb, {"Content-Encoding": "gzip", "Content-Type": "application/json"}) as base:
+        with pytest.raises(ScrapeError, match=r"answered more than 1 MB \(decoded\): refused") as caught:
+            make_client("aliyun", base_url=base, policy=policy).get("https://ecs.aliyuncs.com/")
+    held = 0
+    traceback = caught.value.__traceback__
+    while traceback is not None:
+        held += sum(len(c) for c in traceback.tb_frame.f_locals.get("chunks", ()))
+        traceback = traceback.tb_next
+    assert held == 0
