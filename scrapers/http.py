@@ -237,7 +237,8 @@ class HttpClient:
         cap, deadline_s = self.policy.max_body_bytes, self.policy.body_deadline_s
         ends = time.monotonic() + deadline_s
         where = f"{self.provider}: {method} {redact_url(url)}"
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while piece := _read_piece(raw):
             size += len(piece)
             if size > cap:
