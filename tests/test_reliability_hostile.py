@@ -10,6 +10,7 @@ The fast tests of each class are in ``test_reliability_hangs.py``, ``test_securi
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -31,12 +32,21 @@ from tests.helpers.smtp import SmtpScript
 
 pytestmark = pytest.mark.slow
 
-# Four providers at once, each stopped at the 64 MB cap of decoded pieces: at most 4 x 64 MB of pieces,
-# a joined copy of a body just under the cap (4 x 64 MB), and the interpreter (~100 MB). Measured: about
-# 300 MB when this test runs alone, 536-555 MB in a full slow-group run (the same code: which threads
-# overlap, and how much of what they freed the allocator keeps, differ). Without the cap the 128 MB bombs
-# would be held whole, twice: well over 1 GB. The refusals at the cap are checked in stderr too.
-BOMB_PEAK_RSS_LIMIT_MB = 4 * 64 * 2 + 100
+BOMB_PEAK_RSS_LIMIT_MB = 500  # four providers at once, each stopped at 64 MB decoded (measured ~300)
+
+
+# Starts planner and writes its peak RSS (KB) to argv[1]. A child's ru_maxrss counts what it shared with
+# its parent before exec; forked from this small launcher, that is a few MB, where forked from pytest it
+# would be the whole test process (about 540 MB late in a full slow-group run, against ~300 MB alone).
+LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
 
 
 def run_planner(workdir: Path, *args: str, timeout_s: float = 180, **env: str) -> tuple[int, str, str, float]:
@@ -44,31 +54,26 @@ def run_planner(workdir: Path, *args: str, timeout_s: float = 180, **env: str) -
     environment = {**os.environ, "PLANNER_DATA_DIR": str(workdir / "data"), "HOME": str(workdir), **env}
     for name in ("PLANNER_DATABASE_URL", "PLANNER_CONFIG"):
         environment.pop(name, None)
-    command = [sys.executable, "-m", "planner", "--db", f"sqlite:///{workdir / 'p.db'}", *args]
+    peak_file = workdir / ".peak_rss_kb"
+    planner = [sys.executable, "-m", "planner", "--db", f"sqlite:///{workdir / 'p.db'}", *args]
     process = subprocess.Popen(
-        command, cwd=workdir, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-c", LAUNCHER, str(peak_file), *planner],
+        cwd=workdir,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the launcher and planner: one group, killed together
     )
-    output: dict[str, bytes] = {}
-    readers = [
-        threading.Thread(target=lambda name=name, stream=stream: output.__setitem__(name, stream.read()))
-        for name, stream in (("stdout", process.stdout), ("stderr", process.stderr))
-    ]
-    for reader in readers:
-        reader.start()
-    timer = threading.Timer(timeout_s, process.kill)  # a hang fails the test instead of the suite
+    # a hang fails the test instead of the suite
+    timer = threading.Timer(timeout_s, lambda: os.killpg(process.pid, signal.SIGKILL))
     timer.start()
     try:
-        # Reaped here, not by Popen: wait4 gives this child's own peak RSS. (RUSAGE_CHILDREN would give
-        # the largest child the test process ever waited for, another test's planner process included.)
-        _, status, usage = os.wait4(process.pid, 0)
+        stdout, stderr = process.communicate()
     finally:
         timer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    for reader in readers:
-        reader.join()
-    stdout, stderr = output["stdout"], output["stderr"]
-    peak = usage.ru_maxrss / 1024
     assert process.returncode != -9, f"planner {' '.join(args)} hung and was killed after {timeout_s} s"
+    peak = int(peak_file.read_text()) / 1024
+    peak_file.unlink()
     return process.returncode, stdout.decode(), stderr.decode(), peak
 
 
