@@ -42,6 +42,11 @@ class Availability(StrEnum):
         return _WORDS[self]
 
 
+# What quote, plan and their table say when no option can be rented: every unrentable state named.
+NOTHING_RENTABLE = (
+    "every option is sold out, short of idle GPUs or not orderable at its provider's last refresh"
+)
+
 _WORDS = {
     Availability.AVAILABLE: "available",
     Availability.UNKNOWN: "stock not stated",

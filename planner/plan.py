@@ -23,6 +23,7 @@ from planner.inference import (
     paid_cny_per_gpu_hour,
     serving_gpus,
 )
+from planner.offer import NOTHING_RENTABLE
 from planner.pricing import (
     MAX_GPUS,
     MAX_HOURS,
@@ -190,9 +191,7 @@ class Plan:
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
             "cheapest": self.options.index(self.cheapest) + 1 if self.cheapest else None,
-            "no_cheapest": None
-            if self.cheapest or not self.options
-            else "every option is sold out or short of idle GPUs at its provider's last refresh",
+            "no_cheapest": None if self.cheapest or not self.options else NOTHING_RENTABLE,
             "options": [o.to_dict() for o in self.options],
             "cheaper_outside_scope": self.outside.to_dict() if self.outside else None,
             "excluded": [e.__dict__.copy() for e in self.excluded],

@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from planner.errors import QuantityError
+from planner.offer import NOTHING_RENTABLE
 from planner.pricing import (
     ALL,
     Job,
@@ -48,8 +49,6 @@ from planner.tiers import tiers_of as tiers_of
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
-
-NOTHING_RENTABLE = "every option is sold out or short of idle GPUs at its provider's last refresh"
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ def test_quote_never_recommends_a_sold_out_option(refreshed):
     assert doc["recommendation"] is None
     assert (
         doc["no_recommendation"]
-        == "every option is sold out or short of idle GPUs at its provider's last refresh"
+        == "every option is sold out, short of idle GPUs or not orderable at its provider's last refresh"
     )
     assert [o["stock_state"] for o in doc["options"]] == ["sold_out"]
     table = refreshed("quote", "--gpu", "H800", "--hours", "100").stdout
@@ -247,7 +247,9 @@ def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refre
     args = ("quote", "--gpu", "RTX4090", "--hours", "100")
     eight = as_json(refreshed, *args, "--gpus", "8")
     assert eight["recommendation"] is None
-    assert eight["no_recommendation"].startswith("every option is sold out or short of idle GPUs")
+    assert eight["no_recommendation"].startswith(
+        "every option is sold out, short of idle GPUs or not orderable"
+    )
     west = next(o for o in eight["options"] if o["region"] == "west-B")
     assert (west["stock_state"], west["unavailable"]) == ("short", True)
     stock = west["availability"]

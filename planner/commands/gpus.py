@@ -83,7 +83,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
     With --value, GPU models ranked by dense TFLOPS and by GB of memory per CNY-hour at their cheapest
     current rental price per GPU (any provider, region and instance; on-demand unless --billing names
     other modes, a subscription counted per hour of its period at full use; spot only with --billing
-    spot; vGPU slices never; offers sold out at the last refresh passed over). With --buy, ranked per
+    spot; vGPU slices never; offers that could not be rented at the last refresh passed over). With --buy, ranked per
     10,000 CNY of the catalog purchase price instead. China variants only with --include-variants.
     Rentals in mainland China regions only unless --scope all (or [quote] scope); a model cheaper
     outside is named below the table. "(old)" marks a rental price over 90 days old.
@@ -288,7 +288,8 @@ def _value_notes(result: ValueRanking) -> list[str]:
         + ("." if hourly else "; a subscription counts per hour of its period (730 h a month), used 100%.")
     )
     notes.append(
-        "Offers sold out at their provider's last refresh are passed over; most providers state no stock, "
+        "Offers that could not be rented at their provider's last refresh (sold out, short of idle GPUs, "
+        "not orderable) are passed over; most providers state no stock, "
         "and those offers count as available."
     )
     ranked = result.ranked

@@ -130,7 +130,7 @@ def quote(
 
     Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
     whole subscription periods, Tencent's hourly tiers, which the table notes) and shown once, on its
-    cheapest mode. Options sold out or short of idle GPUs at the provider's last refresh are listed
+    cheapest mode. Options sold out, short of idle GPUs or not orderable at the provider's last refresh are listed
     last and never recommended; totals within 0.5% (or 1 CNY) go to fewer machines, then the wider
     NVLink.
     Spot prices appear only with --billing spot. China variants only with --include-variants.
@@ -302,7 +302,7 @@ def _recommendation_lines(result: Quote) -> list[str]:
     passed = result.passed_over
     if passed:
         lines.append(
-            f"{len(passed)} cheaper option(s) sold out or short of idle GPUs at their last refresh "
+            f"{len(passed)} cheaper option(s) sold out, short of idle GPUs or not orderable at their last refresh "
             f"(e.g. {passed[0].offer.provider} {passed[0].offer.instance_type}, {_state(passed[0])}); "
             "not recommended."
         )

@@ -29,6 +29,7 @@ from planner.commands.options import (
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
 from planner.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.offer import NOTHING_RENTABLE
 from planner.output import money, short, table
 from planner.providers import MARKET_MACHINE_GPUS
 from planner.units import format_count
@@ -553,8 +554,8 @@ def render_plan(p: Plan) -> str:
         lines += ["", table(rows, headers, align_right=right)]
         best, fastest = p.cheapest, next(o for o in p.options if o.fastest)
         if best is None:
-            lines += ["", "Cheapest: none can be rented now: every option is sold out or short of idle GPUs "
-                      f"at its provider's last refresh (the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
+            lines += ["", f"Cheapest: none can be rented now: {NOTHING_RENTABLE} "
+                      f"(the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
         else:
             warning = stale_warning(best.rental.offer)
             lines += ["", f"Cheapest: {_option_line(best)}" + (f".{warning}" if warning else "")]
