@@ -663,7 +663,7 @@ def export_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ):
     """Every stored observation (oldest first), streamed, with its instance's columns, its tiers and
-    median, and the stock seen in the same run (the columns of ``planner.importer.EXPORT_COLUMNS``)."""
+    median, and the stock seen in the same run (the columns of ``planner.ingest.importer.EXPORT_COLUMNS``)."""
     filters = []
     if gpu_models:
         filters.append(instances.c.gpu_model.in_(list(gpu_models)))

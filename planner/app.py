@@ -34,7 +34,7 @@ class App:
 
     def reading_engine(self):  # noqa: ANN201 - (Engine, SnapshotInfo | None)
         """The database for a reading command; the bundled snapshot is loaded first if it is empty."""
-        from planner.snapshot import ensure_prices
+        from planner.ingest.snapshot import ensure_prices
 
         engine = self.engine()
         return engine, ensure_prices(engine, self.config)

@@ -74,7 +74,7 @@ def build_report(
 
     ``cheapest(conn)`` names each GPU model's cheapest offer as (provider, region, instance type,
     billing) and the region scope of the cheapest table and the chart: the planner passes its pricing
-    core's choice (``planner.report.cheapest_for``: only what can be rented now, no vGPU slice, within
+    core's choice (``planner.answers.report.cheapest_for``: only what can be rented now, no vGPU slice, within
     the scope), as this package never imports the planner."""
     models = list(gpu_models) or None
     names = list(providers) or None

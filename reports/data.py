@@ -103,7 +103,7 @@ HEALTH_COLUMNS = (
 @dataclass(frozen=True)
 class CheapestChoice:
     """The planner's pick of each GPU model's cheapest offer within a region scope
-    (``planner.report.cheapest_for``): this package judges neither stock, vGPU slices nor regions."""
+    (``planner.answers.report.cheapest_for``): this package judges neither stock, vGPU slices nor regions."""
 
     offers: Mapping[
         str, tuple[str, str, str, str]

@@ -1,5 +1,5 @@
 """What every scraper yields and raises. Scrapers speak in the provider's own words; the pipeline
-(``planner.normalize``) decides what a GPU is called and turns prices into CNY per GPU-hour.
+(``planner.ingest.normalize``) decides what a GPU is called and turns prices into CNY per GPU-hour.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from planner.importer import REQUIRED_COLUMNS
+from planner.ingest.importer import REQUIRED_COLUMNS
 
 PG_URL_ENV = "PLANNER_TEST_DATABASE_URL"
 PG_SKIP_REASON = f"PostgreSQL tests need {PG_URL_ENV} (e.g. postgresql+psycopg://root@127.0.0.1:5432/test)"

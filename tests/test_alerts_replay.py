@@ -218,8 +218,8 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
     import logging
 
     from planner.app import App
-    from planner.refresh import run_refresh
-    from planner.schedule import run_job
+    from planner.ingest.refresh import run_refresh
+    from planner.ops.scheduler import run_job
 
     config.write_text(
         CONFIG.replace("[http]", '[schedule]\nreport_channels = ["fs"]\n\n[http]'), encoding="utf-8"

@@ -14,7 +14,7 @@ from planner.alerts.offers import AlertOffer
 from planner.alerts.rules import load_channels, load_rules
 from planner.config import load_config
 from planner.errors import ConfigError, UsageError
-from planner.pricing import Offer, Stock
+from planner.pricing.cost import Offer, Stock
 
 CHANNELS = '\n[channels.team]\nkind = "wecom"\n'
 
@@ -204,7 +204,7 @@ def test_idle_gpus_at_least_counts_the_pool_and_says_how_many_sit_on_one_machine
 
 
 def test_stock_every_takes_a_duration_of_at_least_ten_minutes():
-    from planner.schedule import every_seconds
+    from planner.ops.scheduler import every_seconds
 
     assert every_seconds("") is None
     assert every_seconds("1h") == 3600 and every_seconds("30m") == 1800 and every_seconds("2 hours") == 7200
@@ -233,10 +233,10 @@ def test_schedule_refuses_a_bad_stock_every_at_start(run_cli, tmp_path):
 def test_the_stock_job_refreshes_the_chosen_providers_under_the_lock_then_checks_alerts(
     tmp_path, db_url, monkeypatch, caplog
 ):
-    from planner import refresh as refresh_module
-    from planner import schedule
     from planner.app import App
-    from planner.locks import refresh_lock
+    from planner.ingest import refresh as refresh_module
+    from planner.ingest.lock import refresh_lock
+    from planner.ops import scheduler as schedule
 
     path = tmp_path / "s.toml"
     path.write_text('[schedule]\nstock_providers = ["AutoDL"]\n', encoding="utf-8")
@@ -257,7 +257,7 @@ def test_the_stock_job_refreshes_the_chosen_providers_under_the_lock_then_checks
 
 
 def test_the_stock_job_is_added_beside_the_nightly_one():
-    from planner.schedule import add_stock_job, crontab_trigger, make_scheduler
+    from planner.ops.scheduler import add_stock_job, crontab_trigger, make_scheduler
 
     scheduler, _ = make_scheduler(
         crontab_trigger("0 2 * * *", "Asia/Shanghai"), "Asia/Shanghai", 60, lambda: 0
@@ -269,7 +269,7 @@ def test_the_stock_job_is_added_beside_the_nightly_one():
 
 def test_alert_offers_are_the_pricing_cores_spot_only_when_the_rule_names_it(engine, tmp_path):
     from planner.alerts.offers import current_offers
-    from planner.importer import import_csv
+    from planner.ingest.importer import import_csv
     from tests.conftest import price_row, write_csv
 
     fx = load_config(env={}).section("fx")

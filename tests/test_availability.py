@@ -18,8 +18,8 @@ from sqlalchemy import inspect, text
 from db import queries, store
 from db.engine import current_revision, ensure_schema, make_engine, upgrade
 from db.schema import HEAD_REVISION
+from planner.answers.quote import QuoteRequest, quote
 from planner.config import load_config
-from planner.quote import QuoteRequest, quote
 from tests.helpers.replay import RAW, refresh
 
 FX = load_config(env={}).section("fx")
@@ -254,8 +254,8 @@ def test_quote_imports_neither_requests_nor_the_scrapers(tmp_path):
         "from planner.cli import cli\n"
         f"cli.main(['--db', 'sqlite:///{tmp_path / 'q.db'}', 'quote', '--gpu', 'A100', '--hours', '5'],"
         " standalone_mode=False)\n"
-        "heavy = {'requests', 'scrapers', 'pandas', 'planner.refresh', 'planner.refresh_runs',"
-        " 'planner.refresh_store', 'planner.refresh_text', 'planner.raw_manifest', 'sqlalchemy.orm'}"
+        "heavy = {'requests', 'scrapers', 'pandas', 'planner.ingest.refresh', 'planner.ingest.runs',"
+        " 'planner.ingest.store', 'planner.ingest.run_text', 'planner.ingest.manifest', 'sqlalchemy.orm'}"
         " & set(sys.modules)\n"
         "print('HEAVY', sorted(heavy))\n"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.calibration import (
+from planner.workload.calibration import (
     DECODE,
     MEMORY,
     RUNS,
@@ -56,4 +56,6 @@ def test_decode_speed_within_1_3_on_one_and_several_gpus():
 
 def test_docs_table_is_the_recomputed_one():
     doc = DOC.read_text(encoding="utf-8")
-    assert updated_doc(doc) == doc, "out of date: python -m planner.calibration --write docs/calibration.md"
+    assert updated_doc(doc) == doc, (
+        "out of date: python -m planner.workload.calibration --write docs/calibration.md"
+    )

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from planner.answers.quote import QuoteRequest, validate
 from planner.errors import QuantityError, UsageError
-from planner.pricing import Job
-from planner.quote import QuoteRequest, validate
+from planner.pricing.cost import Job
 
 
 @pytest.mark.parametrize(
@@ -29,11 +29,11 @@ def test_library_errors_name_the_quantity_not_a_flag(call, quantity):
 
 def _library_errors():
     from planner import catalog
-    from planner.estimate import estimate
-    from planner.memory import check_task_precision
-    from planner.models import get_spec
-    from planner.plot import check_plot_path
-    from planner.tco import check_tco
+    from planner.answers.tco import check_tco
+    from planner.views.plot import check_plot_path
+    from planner.workload.architectures import get_spec
+    from planner.workload.estimate import estimate
+    from planner.workload.memory import check_task_precision
 
     a100 = catalog.get_model("A100-80GB")
     return [
@@ -60,7 +60,7 @@ def test_library_errors_name_quantities_by_their_plain_names(case):
 
 def test_library_notes_name_quantities_by_their_plain_names():
     from planner import catalog
-    from planner.estimate import estimate
+    from planner.workload.estimate import estimate
 
     e = estimate(
         model="qwen2.5-7b", task="inference", seq_len=200_000, tokens=1e6, gpu=catalog.get_model("A100-80GB")
@@ -189,7 +189,7 @@ def test_the_database_empty_line_is_printed_once_to_stderr(runner, db_url, tmp_p
 def test_runs_shows_a_run_running_for_twice_the_timeout_as_interrupted():
     import datetime as dt
 
-    from planner.refresh_runs import seen_status
+    from planner.ingest.runs import seen_status
 
     start = dt.datetime(2026, 12, 1, 0, 0)
     assert seen_status("running", start, start + dt.timedelta(seconds=1801), 900) == "interrupted"
@@ -272,7 +272,7 @@ def test_a_second_gpu_where_one_is_taken_is_an_error_not_the_last_one_winning(ru
 
 
 def test_the_star_note_lists_each_reason_once():
-    from planner.commands.notes import star_note
+    from planner.views.notes import star_note
 
     notes = [
         "GPU inferred from the gn7e family, not stated by Aliyun",

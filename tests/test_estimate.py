@@ -4,8 +4,8 @@ import pytest
 
 from planner.catalog import get_model
 from planner.errors import UsageError
-from planner.estimate import default_mfu, estimate, explain, gpu_class, job_flops
-from planner.memory import BYTES_PER_PARAM, ModelShape, default_shape, gpus_needed, kv_cache_bytes
+from planner.workload.estimate import default_mfu, estimate, explain, gpu_class, job_flops
+from planner.workload.memory import BYTES_PER_PARAM, ModelShape, default_shape, gpus_needed, kv_cache_bytes
 
 GIB = 2**30
 A100 = get_model("A100-80GB")

@@ -23,7 +23,7 @@ from sqlalchemy import delete, func, select
 from db.engine import ensure_schema, make_engine
 from db.schema import availability, instances, prices, scrape_runs
 from planner.errors import PlannerError
-from planner.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
+from planner.ingest.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = {"USD": 7.1}

@@ -27,12 +27,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.billing import BILLING_MODES, UNIT_OF_MODE
-from planner.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
+from planner.ingest.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
 from planner.providers import PROVIDERS
-from scrapers import aliyun, autodl, compshare, ppio, tencent, tencent_parse, volc_openapi, volcengine
-from scrapers.aliyun_api import AliyunApi
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy, HttpResponse
+from scrapers.providers import (
+    aliyun,
+    autodl,
+    compshare,
+    ppio,
+    tencent,
+    tencent_parse,
+    volc_openapi,
+    volcengine,
+)
+from scrapers.providers.aliyun_api import AliyunApi
 from scrapers.recording import Replayer, match_key
 from scrapers.registry import PROVIDERS as SCRAPERS
 from scrapers.registry import ProviderSettings, collect

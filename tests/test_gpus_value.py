@@ -17,12 +17,12 @@ from sqlalchemy import insert
 
 from db.queries import latest_prices
 from db.schema import availability
+from planner.answers.value import check_options, models_for, per_unit, purchase_price, value_ranking
 from planner.catalog import get_model
 from planner.commands.gpus import render_value
 from planner.config import load_config
 from planner.errors import UnknownNameError
-from planner.importer import import_csv
-from planner.value import check_options, models_for, per_unit, purchase_price, value_ranking
+from planner.ingest.importer import import_csv
 from tests.conftest import price_row, write_csv
 from tests.helpers.cli import loaded
 
@@ -362,7 +362,7 @@ def test_fresh_database_ranks_from_the_bundled_snapshot(run_cli):
     result = run_cli("gpus", "--value")
     assert result.exit_code == 0, result.output
     assert "Database empty: loaded the bundled snapshot" in result.stderr
-    header = result.stdout.splitlines()[1]  # the quote's header rule (planner.freshness.prices_line)
+    header = result.stdout.splitlines()[1]  # the quote's header rule (planner.pricing.freshness.prices_line)
     assert header.startswith("Prices observed ") and "all from the bundled snapshot" in header
     assert " 1 " in result.stdout and "Not ranked:" in result.stdout
     doc = json.loads(run_cli("gpus", "--value", "--buy", "--format", "json").stdout)

@@ -32,10 +32,10 @@ from db import store
 from db.engine import ensure_schema, make_engine
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
-from planner.importer import REQUIRED_COLUMNS, import_csv
-from planner.normalize import normalize_offers
+from planner.ingest.importer import REQUIRED_COLUMNS, import_csv
+from planner.ingest.normalize import normalize_offers
+from planner.ingest.snapshot import ensure_prices
 from planner.output import dumps_json, table
-from planner.snapshot import ensure_prices
 from tests.conftest import price_row, write_csv
 from tests.helpers.cli import assert_one_line_error
 from tests.helpers.disk import fill, tiny_disk
@@ -170,7 +170,7 @@ def test_numbers_output_to_a_full_disk_is_one_line(tmp_path):
 def test_numbers_save_raw_and_the_schedule_log_on_a_full_disk_are_one_line(engine, tmp_path, capsys):
     import logging
 
-    from planner.schedule import logging_to
+    from planner.ops.scheduler import logging_to
 
     with tiny_disk(tmp_path / "disk", size="256k") as disk:
         if disk is None:
@@ -228,7 +228,7 @@ def test_text_control_and_invisible_characters_never_reach_the_terminal():
 
 
 def test_text_run_errors_and_notes_lose_control_and_invisible_characters():
-    from planner.refresh_text import clean
+    from planner.ingest.run_text import clean
 
     assert clean("HTTP 500: \x9b2J\u202eevil\x1b]0;t\x07", 200) == "HTTP 500:  2Jevil ]0;t "
     assert clean("line one\nline\u2028two", 200, keep_lines=True) == "line one\nlinetwo"
@@ -297,7 +297,7 @@ def test_concurrency_the_snapshot_check_is_made_under_the_write_lock(db_url, eng
         return False if len(calls) == 1 else real(conn)
 
     monkeypatch.setattr(queries, "has_prices", stale_first)
-    monkeypatch.setattr("planner.importer.has_prices", stale_first, raising=False)
+    monkeypatch.setattr("planner.ingest.importer.has_prices", stale_first, raising=False)
     assert ensure_prices(engine, load_config(env={})) is None
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).where(scrape_runs.c.kind == "snapshot")).scalar_one() == 0

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from db.queries import HistoryRow, price_history
-from planner.plot import MAX_SERIES, history_series, plot_history
+from planner.views.plot import MAX_SERIES, history_series, plot_history
 from tests.conftest import price_row, write_csv
 from tests.helpers.cli import loaded
 from tests.helpers.history import TODAY, seed
@@ -185,7 +185,7 @@ def test_help_shows_plot_and_history_without_it_loads_no_matplotlib(tmp_path, ru
 
 
 def test_the_title_carries_the_window_and_says_when_it_ends_at_the_newest_price(tmp_path, monkeypatch):
-    import planner.plot as plot
+    import planner.views.plot as plot
 
     titles: list[str] = []
     original = plot._draw

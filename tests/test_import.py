@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
-from planner.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
+from planner.ingest.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")
@@ -189,7 +189,7 @@ def test_the_per_machine_stock_round_trips_through_export_and_import(engine, tmp
     assert import_csv(engine, write_csv(tmp_path / "new.csv", [row], columns), FX).stored == 1
     assert _stock_of(engine) == [(40, 2, 1)]
     from db.engine import ensure_schema, make_engine
-    from planner.export import write_export
+    from planner.answers.export import write_export
 
     out = tmp_path / "out.csv"
     with out.open("w", encoding="utf-8") as fh:

@@ -117,8 +117,8 @@ def _is_package_face(name: str) -> bool:
 
 
 def test_the_graph_sees_lazy_imports(graph):
-    assert "planner.catalog" in graph["planner.refresh"]  # imported inside a function only
-    assert "scrapers.registry" in graph["planner.raw_manifest"]
+    assert "planner.catalog" in graph["planner.ingest.refresh"]  # imported inside a function only
+    assert "scrapers.registry" in graph["planner.ingest.manifest"]
 
 
 def test_no_library_module_imports_a_command(graph):

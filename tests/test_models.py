@@ -6,10 +6,10 @@ import pytest
 
 from planner.catalog import get_model
 from planner.errors import UnknownNameError, UsageError
-from planner.estimate import default_mfu, estimate
-from planner.inference import cny_per_million_tokens, serving_gpus, weight_bytes_read
-from planner.memory import kv_cache_bytes
-from planner.models import all_specs, get_spec
+from planner.workload.architectures import all_specs, get_spec
+from planner.workload.estimate import default_mfu, estimate
+from planner.workload.inference import cny_per_million_tokens, serving_gpus, weight_bytes_read
+from planner.workload.memory import kv_cache_bytes
 
 A100 = get_model("A100-80GB")
 H800 = get_model("H800-80GB")
@@ -170,7 +170,7 @@ def test_serving_gpu_counts_and_decode_economics():
 
 
 def test_paid_gpu_hour_rate_spreads_a_period_over_its_hours():
-    from planner.inference import paid_cny_per_gpu_hour
+    from planner.workload.inference import paid_cny_per_gpu_hour
 
     assert paid_cny_per_gpu_hour(300, 1, "monthly", 1) == pytest.approx(300 / 730)
     assert paid_cny_per_gpu_hour(80, 10, "on_demand", 4) == pytest.approx(2.0)

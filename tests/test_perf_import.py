@@ -14,10 +14,10 @@ from sqlalchemy import func, insert, select, text
 
 from db import store
 from db.schema import instances, prices, scrape_runs
-from planner import importer
 from planner.config import load_config
-from planner.importer import COLUMNS as IMPORT_COLUMNS
-from planner.importer import ImportFileError, import_csv
+from planner.ingest import importer
+from planner.ingest.importer import COLUMNS as IMPORT_COLUMNS
+from planner.ingest.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 
 FX = {**load_config(env={}).section("fx"), "USD": 7.2}

@@ -16,17 +16,17 @@ from sqlalchemy import insert
 
 from db.queries import LatestPrice, latest_prices
 from db.schema import availability
+from planner.answers.plan import Workload, mark, plan
+from planner.answers.quote import QuoteRequest, quote
+from planner.answers.rental import rental_curve, rentals
+from planner.answers.tco import rent_vs_buy
 from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UsageError
-from planner.importer import import_csv
-from planner.interconnect import link_between
-from planner.plan import Workload, mark, plan
-from planner.pricing import OfferQuery, offer_of
-from planner.quote import QuoteRequest, quote
-from planner.rental import rental_curve, rentals
-from planner.tco import rent_vs_buy
-from planner.tiers import tiered_cost
+from planner.ingest.importer import import_csv
+from planner.pricing.cost import OfferQuery, offer_of
+from planner.pricing.links import link_between
+from planner.pricing.tiers import tiered_cost
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")
@@ -40,7 +40,7 @@ def gpu_hours(peak_tflops: float, mfu: float) -> float:
 
 
 # LoRA MFU: 0.10 on consumer cards; 0.40 on Ampere, scaled by the generation's pretraining MFU at 7B
-# over Ampere's (planner.estimate): Hopper's curve between 1B 0.15 and 8B 0.21, linear in log N, over
+# over Ampere's (planner.workload.estimate): Hopper's curve between 1B 0.15 and 8B 0.21, linear in log N, over
 # 0.46; Volta/Turing 0.25/0.46.
 HOPPER_7B = 0.15 + (0.21 - 0.15) * math.log(7) / math.log(8)  # 0.2061
 RTX4090_H = gpu_hours(165.2, 0.10)  # 763.8
@@ -295,7 +295,7 @@ def test_tiered_hourly_prices_and_rows_that_cannot_serve():
 
 
 def test_mark_handles_ties():
-    from planner.plan import PlanOption
+    from planner.answers.plan import PlanOption
 
     def opt(total, hours):
         rental = rental_cost(_row(price=Decimal(total)), hours, 1, FX)

@@ -8,11 +8,15 @@ from decimal import Decimal
 
 import pytest
 
+from planner.answers.plan import Workload, plan
 from planner.config import load_config
-from planner.importer import import_csv
-from planner.inference import cny_per_million_tokens, job_cny_per_million_tokens, paid_cny_per_gpu_hour
-from planner.plan import Workload, plan
-from planner.pricing import OfferQuery
+from planner.ingest.importer import import_csv
+from planner.pricing.cost import OfferQuery
+from planner.workload.inference import (
+    cny_per_million_tokens,
+    job_cny_per_million_tokens,
+    paid_cny_per_gpu_hour,
+)
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from planner.errors import UnknownNameError, UsageError
-from planner.pricing import (
+from planner.pricing.cost import (
     Availability,
     Job,
     Offer,
@@ -19,8 +19,8 @@ from planner.pricing import (
     job_cost,
     shown_total,
 )
-from planner.ranking import is_tie, rank_costs
-from planner.tiers import breakeven_hours, tier_uses
+from planner.pricing.rank import is_tie, rank_costs
+from planner.pricing.tiers import breakeven_hours, tier_uses
 
 NOW = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
@@ -238,7 +238,7 @@ def test_the_link_comes_from_the_instance_where_it_says_more_than_the_model():
     """An instance named PCIe has no NVLink, and a bridge joins pairs only (review findings: an
     AutoDL A100-PCIE-40GB showed NVLink 600 GB/s, and 8 bridged RTX 3090s one NVLink domain)."""
     from planner import catalog
-    from planner.interconnect import link_between
+    from planner.pricing.links import link_between
 
     a100, rtx3090 = catalog.get_model("A100-40GB"), catalog.get_model("RTX3090-24GB")
     assert link_between(a100, 1, 3, True, "A100-PCIE-40GB") == ("PCIe only (one machine)", None)

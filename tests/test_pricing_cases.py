@@ -118,8 +118,8 @@ def test_the_report_cheapest_table_passes_over_what_cannot_be_rented(engine):
     import datetime as dt
 
     from db import store
+    from planner.answers.report import cheapest_for
     from planner.config import load_config
-    from planner.report import cheapest_for
     from reports.build import build_report
 
     cheap, dear, slice_ = (
@@ -193,8 +193,8 @@ def test_cheapest_by_model_reads_past_a_run_of_sold_out_offers(engine):
     which can be rented, not the cheapest sold-out one (stock is read a few offers at a time)."""
     from db import store
     from planner.config import load_config
-    from planner.offer_query import OfferQuery
-    from planner.pricing import STOCK_CANDIDATES, cheapest_by_model, latest_offers
+    from planner.pricing.cost import STOCK_CANDIDATES, cheapest_by_model, latest_offers
+    from planner.pricing.query import OfferQuery
 
     keys = [("autodl", f"region-{i}", f"H800-{i}") for i in range(STOCK_CANDIDATES + 1)]
     now = store.utcnow()

@@ -1,5 +1,5 @@
 """On random databases, quote, plan and ``gpus --value`` see the same offer the same way: the same
-cost per GPU-hour and the same availability (they share ``planner.pricing``; this keeps it so)."""
+cost per GPU-hour and the same availability (they share ``planner.pricing.cost``; this keeps it so)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from db import store
 from db.engine import ensure_schema, make_engine
+from planner.answers.plan import Workload, plan
+from planner.answers.quote import QuoteRequest, quote
+from planner.answers.value import value_ranking
 from planner.catalog import get_model
 from planner.config import load_config
-from planner.plan import Workload, plan
-from planner.quote import QuoteRequest, quote
-from planner.value import value_ranking
 
 FX = load_config(env={}).section("fx")
 SIX = Decimal("0.000001")
@@ -141,7 +141,7 @@ def test_top_reads_stock_only_as_far_as_it_must_and_shows_what_the_whole_ranking
 
 
 def top_shows_what_the_whole_ranking_does(drawn, top: int, basis: str) -> None:
-    from planner.quote import _shown
+    from planner.answers.quote import _shown
 
     gpu = drawn[0][0]
     with tempfile.TemporaryDirectory() as folder:

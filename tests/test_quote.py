@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
+from planner.answers.quote import QuoteRequest, quote, tiered_cost, validate
 from planner.config import load_config
 from planner.errors import UnknownNameError, UsageError
-from planner.importer import import_csv
-from planner.quote import QuoteRequest, quote, tiered_cost, validate
+from planner.ingest.importer import import_csv
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")

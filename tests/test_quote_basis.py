@@ -12,12 +12,12 @@ from decimal import Decimal
 import pytest
 
 from db.queries import LatestPrice
+from planner.answers.quote import QuoteRequest, quote
 from planner.catalog import get_model
 from planner.config import load_config
-from planner.importer import import_csv
-from planner.pricing import Job, job_cost, offer_of, shown_total
-from planner.quote import QuoteRequest, quote
-from planner.recent import Recent, summarise
+from planner.ingest.importer import import_csv
+from planner.pricing.cost import Job, job_cost, offer_of, shown_total
+from planner.pricing.recent import Recent, summarise
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")
@@ -133,8 +133,8 @@ def test_tencent_tiers_keep_their_ratio_on_another_basis():
 
 
 def test_quote_and_rental_agree_on_the_median_basis(engine, tmp_path):
-    """planner.rental costs whole instances the same way; on a median basis both give one total."""
-    from planner import rental
+    """planner.answers.rental costs whole instances the same way; on a median basis both give one total."""
+    from planner.answers import rental
 
     load(engine, tmp_path, series("EIGHT", [(1, 160), (10, 240), (20, 200)], gpu_count=8))
     quoted = run(engine, hours=50, gpus=8, price_basis="median").options[0]

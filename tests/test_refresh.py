@@ -20,7 +20,7 @@ from sqlalchemy import func, select, update
 from db import store
 from db.schema import availability, instances, prices, run_offers, scrape_runs
 from planner.config import load_config
-from planner.refresh import run_refresh
+from planner.ingest.refresh import run_refresh
 from scrapers.http import HttpPolicy
 from tests.helpers.db_checks import stored_by_provider
 from tests.helpers.db_edits import age_everything
@@ -333,7 +333,7 @@ def _record_then_replay(db_url, tmp_path, rsps):
     from responses import matchers
 
     from db.engine import ensure_schema, make_engine
-    from scrapers.tencent import API_URL
+    from scrapers.providers.tencent import API_URL
 
     bj = json.loads(
         (RAW.parent / "tencent" / "DescribeZoneInstanceConfigInfos_ap-beijing.constructed.json").read_text()
@@ -372,7 +372,7 @@ def _record_then_replay(db_url, tmp_path, rsps):
 def test_autodl_without_a_token_reads_the_gpu_list_and_says_so(
     run_cli, tmp_path, monkeypatch, no_pause_between_requests
 ):
-    from scrapers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
+    from scrapers.providers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
 
     monkeypatch.delenv("AUTODL_TOKEN", raising=False)
     saved = tmp_path / "saved"

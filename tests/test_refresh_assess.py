@@ -1,4 +1,4 @@
-"""planner.refresh_store's pure half: what a provider's result is worth, judged without a database."""
+"""planner.ingest.store's pure half: what a provider's result is worth, judged without a database."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import datetime as dt
 from decimal import Decimal
 
 from db.store import PriceChange
-from planner.normalize import normalize_offers
-from planner.refresh_runs import Scraped
-from planner.refresh_store import LastGoodRun, assess, flagged_moves, returned_nothing
+from planner.ingest.normalize import normalize_offers
+from planner.ingest.runs import Scraped
+from planner.ingest.store import LastGoodRun, assess, flagged_moves, returned_nothing
 from scrapers.base import RawOffer
 from scrapers.registry import Issue, ScrapeResult
 from vocab import RunStatus

@@ -140,8 +140,8 @@ def test_help_stays_lazy():
     code = (
         "import sys\nfrom planner.cli import cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "lazy = {'planner.refresh', 'planner.refresh_runs', 'planner.refresh_store', 'planner.refresh_text',"
-        " 'planner.raw_manifest', 'planner.commands.refresh', 'planner.commands.history', 'scrapers', 'requests'}\n"
+        "lazy = {'planner.ingest.refresh', 'planner.ingest.runs', 'planner.ingest.store', 'planner.ingest.run_text',"
+        " 'planner.ingest.manifest', 'planner.commands.refresh', 'planner.commands.history', 'scrapers', 'requests'}\n"
         "print('LOADED', sorted(lazy & set(sys.modules)))\n"
     )
     out = subprocess.run(

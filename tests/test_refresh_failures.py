@@ -228,8 +228,8 @@ SECRETS = {
 def test_secrets_never_reach_output_run_rows_or_raw_files(
     run_cli, tmp_path, monkeypatch, engine, no_pause_between_requests
 ):
-    from scrapers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
-    from scrapers.tencent import API_URL
+    from scrapers.providers.autodl import GPU_TYPE_URL, REGION_URL, SEARCH_URL
+    from scrapers.providers.tencent import API_URL
 
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)

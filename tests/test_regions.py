@@ -6,9 +6,9 @@ import csv
 
 import pytest
 
+from planner.ingest.snapshot import snapshot_path
 from planner.regions import region_scope
-from planner.snapshot import snapshot_path
-from scrapers.tencent import DEFAULT_REGIONS
+from scrapers.providers.tencent import DEFAULT_REGIONS
 
 
 @pytest.mark.parametrize(

@@ -185,7 +185,7 @@ def test_plain_smtp_login_is_refused_without_tls_or_opt_in(run_cli, tmp_path, mo
 def test_scheduler_job_timeout_lets_the_next_run_start():
     from apscheduler.triggers.cron import CronTrigger
 
-    from planner.schedule import make_scheduler
+    from planner.ops.scheduler import make_scheduler
 
     started: list[float] = []
     hang = threading.Event()
@@ -211,7 +211,7 @@ def test_scheduler_job_timeout_lets_the_next_run_start():
 def test_scheduler_stops_on_one_sigterm_with_a_hung_job():
     from apscheduler.triggers.cron import CronTrigger
 
-    from planner.schedule import run_scheduler
+    from planner.ops.scheduler import run_scheduler
 
     started: list[float] = []
     hang = threading.Event()
@@ -242,7 +242,7 @@ def test_scheduler_stops_on_one_sigterm_with_a_hung_job():
     ],
 )
 def test_daylight_saving_fall_back_night_runs_once(zone_name, cron, night):
-    from planner.schedule import crontab_trigger, next_runs
+    from planner.ops.scheduler import crontab_trigger, next_runs
 
     zone = ZoneInfo(zone_name)
     runs = next_runs(crontab_trigger(cron, zone_name), 3, night.replace(tzinfo=zone))

@@ -32,7 +32,7 @@ import pytest
 from sqlalchemy import func, select
 
 from db.schema import instances, prices, scrape_runs
-from planner.refresh import RefreshSummary
+from planner.ingest.refresh import RefreshSummary
 from tests.helpers.db_edits import age_everything
 from tests.helpers.replay import EXPECTED_STORED, RAW, make_config, outcome, recordings, refresh, replay_copy
 from tests.helpers.servers import READ_TIMEOUT_S, FaultServer

@@ -319,7 +319,7 @@ def test_a_full_disk_leaves_no_half_png(run_cli, tmp_path, monkeypatch):
 
 def test_the_nightly_job_draws_the_chart_and_a_failure_is_only_a_warning(run_cli, tmp_path, monkeypatch):
     monkeypatch.setattr(
-        "planner.schedule.refresh_step", fake_refresh(write_csv(tmp_path / "n.csv", ROWS), [])
+        "planner.ops.scheduler.refresh_step", fake_refresh(write_csv(tmp_path / "n.csv", ROWS), [])
     )
     config = schedule_config(
         tmp_path

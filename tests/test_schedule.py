@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import select
 
 from db.schema import scrape_runs
-from planner.locks import EXIT_LOCK_BUSY, LockBusy, refresh_lock
-from planner.schedule import crontab_trigger, crontab_weekdays, format_run, make_scheduler, next_runs
+from planner.ingest.lock import EXIT_LOCK_BUSY, LockBusy, refresh_lock
+from planner.ops.scheduler import crontab_trigger, crontab_weekdays, format_run, make_scheduler, next_runs
 from tests.conftest import price_row, write_csv
 from tests.helpers.db_checks import stored_by_provider
 from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, OFF_BY_DEFAULT, replay_copy
@@ -145,7 +145,7 @@ def test_a_waiting_holder_gets_the_lock_when_it_is_released(engine):
 HOLD_LOCK = """
 import sys
 from db.engine import make_engine
-from planner.locks import refresh_lock
+from planner.ingest.lock import refresh_lock
 with refresh_lock(make_engine(sys.argv[1]), holder="other scheduler"):
     print("held", flush=True)
     sys.stdin.read()
@@ -156,7 +156,7 @@ def test_schedule_once_skips_and_says_so_while_another_process_refreshes(
     run_cli, db_url, tmp_path, monkeypatch
 ):
     calls: list[str] = []
-    monkeypatch.setattr("planner.schedule.refresh_step", fake_refresh(tmp_path / "none.csv", calls))
+    monkeypatch.setattr("planner.ops.scheduler.refresh_step", fake_refresh(tmp_path / "none.csv", calls))
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, db_url],
         cwd=ROOT,
@@ -189,7 +189,7 @@ def test_the_job_replays_a_recorded_refresh_stores_it_then_reports_by_email(db_u
     --from-raw`` path, no network): the prices are stored, each provider's run is recorded, and the
     report is written and e-mailed."""
     from planner.app import App
-    from planner.schedule import log_path, logging_to, refresh_step, run_job
+    from planner.ops.scheduler import log_path, logging_to, refresh_step, run_job
 
     monkeypatch.chdir(tmp_path)  # no ./config.toml but the test's
     handler = Recorder()
@@ -231,7 +231,7 @@ def test_the_job_replays_a_recorded_refresh_stores_it_then_reports_by_email(db_u
 
 def test_a_failed_provider_still_reports_and_the_exit_code_says_so(run_cli, tmp_path, monkeypatch):
     prices = write_csv(tmp_path / "today.csv", [price_row()])
-    monkeypatch.setattr("planner.schedule.refresh_step", fake_refresh(prices, [], failed=True))
+    monkeypatch.setattr("planner.ops.scheduler.refresh_step", fake_refresh(prices, [], failed=True))
     result = run_cli("--config", str(schedule_config(tmp_path)), "schedule", "--once")
     assert result.exit_code == 1
     assert "refresh aliyun failed: HTTP 503 from ecs.aliyuncs.com" in result.stderr
@@ -244,7 +244,7 @@ def test_smtp_down_during_the_job_keeps_the_report_and_fails(run_cli, tmp_path, 
 
     monkeypatch.setattr("reports.mail.pause", lambda s: None)
     prices = write_csv(tmp_path / "today.csv", [price_row()])
-    monkeypatch.setattr("planner.schedule.refresh_step", fake_refresh(prices, []))
+    monkeypatch.setattr("planner.ops.scheduler.refresh_step", fake_refresh(prices, []))
     config = schedule_config(
         tmp_path, smtp_host="127.0.0.1", smtp_port=free_port(), starttls=False, recipients=["a@x.org"]
     )
@@ -266,7 +266,7 @@ def test_the_scheduler_runs_one_at_a_time_coalesces_and_has_a_grace_period():
 def test_the_scheduler_runs_the_job_and_stops_cleanly_on_sigterm():
     from apscheduler.triggers.cron import CronTrigger
 
-    from planner.schedule import run_scheduler
+    from planner.ops.scheduler import run_scheduler
 
     ran: list[float] = []
 
@@ -314,7 +314,7 @@ def test_planner_schedule_in_the_foreground_exits_cleanly_on_sigterm(tmp_path):
 
 
 def test_schedule_once_runs_the_real_refresh_then_the_report(run_cli, tmp_path):
-    """planner.refresh.run_refresh with every provider disabled (no network): four skipped runs, which
+    """planner.ingest.refresh.run_refresh with every provider disabled (no network): four skipped runs, which
     the report's health file then shows."""
     from planner.providers import PROVIDERS
 
@@ -341,7 +341,7 @@ def test_planner_refresh_is_refused_while_the_scheduler_holds_the_lock(run_cli, 
 
 def test_an_email_settings_mistake_in_the_job_still_writes_the_report(run_cli, tmp_path, monkeypatch):
     prices = write_csv(tmp_path / "today.csv", [price_row()])
-    monkeypatch.setattr("planner.schedule.refresh_step", fake_refresh(prices, []))
+    monkeypatch.setattr("planner.ops.scheduler.refresh_step", fake_refresh(prices, []))
     config = schedule_config(tmp_path, ssl=True, starttls=True, recipients=["a@x.org"])
     result = run_cli("--config", str(config), "schedule", "--once")
     assert result.exit_code == 1
@@ -352,7 +352,7 @@ def test_an_email_settings_mistake_in_the_job_still_writes_the_report(run_cli, t
 def test_schedule_log_holds_only_its_own_lines_in_its_time_zone(tmp_path):
     import logging
 
-    from planner.schedule import log, logging_to
+    from planner.ops.scheduler import log, logging_to
 
     path = tmp_path / "planner.log"
     with logging_to(path, "Asia/Shanghai"):

@@ -1,6 +1,6 @@
 """Issue 16's display: quotes, plans and ``gpus --value`` cover mainland China unless ``--scope all``
 and name a cheaper option outside; every option shows its age, old prices are marked and a year-old
-recommendation is warned about; one header rule (``planner.freshness.prices_line``) for all three."""
+recommendation is warned about; one header rule (``planner.pricing.freshness.prices_line``) for all three."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from planner.freshness import OLD_DAYS, STALE_DAYS, age_cell, prices_line, stale_warning
+from planner.pricing.freshness import OLD_DAYS, STALE_DAYS, age_cell, prices_line, stale_warning
 from planner.regions import region_scope
 from tests.conftest import price_row, write_csv
 

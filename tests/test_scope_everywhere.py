@@ -1,5 +1,5 @@
 """The region scope of quote holds for every answer that picks offers: tco's rental side, the report's
-cheapest table, its chart and the nightly digest (``planner.offer_query``: one rule, one default,
+cheapest table, its chart and the nightly digest (``planner.pricing.query``: one rule, one default,
 one line for a cheaper option outside). And ``plan`` takes estimate's ``--zero-stage`` and
 ``--cpu-offload`` with the same meaning."""
 
@@ -147,8 +147,8 @@ def test_report_with_the_mainland_cheaper_names_nothing_outside(run_cli, tmp_pat
 
 def test_report_summary_chart_and_digest_keep_to_the_scope(run_cli, tmp_path, engine):
     from planner.alerts.digest import digest
+    from planner.answers.report import cheapest_for
     from planner.config import load_config
-    from planner.report import cheapest_for
     from reports.build import build_report
     from reports.summary import summarise
 

@@ -17,7 +17,7 @@ from sqlalchemy import select
 
 from db.schema import scrape_runs
 from planner.errors import UsageError
-from planner.raw_manifest import read_manifest
+from planner.ingest.manifest import read_manifest
 from scrapers.recording import MAX_RESPONSE_BYTES
 from tests.helpers.hostile_files import (
     LOCAL_SECRET,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from planner.errors import PlannerError
-from planner.locks import lock_path, refresh_lock
+from planner.ingest.lock import lock_path, refresh_lock
 from reports.files import written_whole
 from tests.helpers.replay import RAW, outcome, refresh
 

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from planner.catalog import get_model
-from planner.estimate import estimate
-from planner.inference import (
+from planner.workload.estimate import estimate
+from planner.workload.inference import (
     ServingLayout,
     decode_tokens_per_s,
     layout_for_count,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from planner.config import load_config
-from planner.snapshot import ensure_prices, snapshot_info, snapshot_path
+from planner.ingest.snapshot import ensure_prices, snapshot_info, snapshot_path
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -31,7 +31,7 @@ def test_every_snapshot_price_has_a_source_and_a_date():
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared/data is not beside the project")
 def test_snapshot_is_reproducible_from_shared_data(tmp_path):
-    from planner import snapshot_build
+    from planner.ingest import snapshot_build
 
     out = tmp_path / "snapshot.csv"
     snapshot_build.write(snapshot_build.build(SHARED_DATA), out)

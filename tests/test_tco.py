@@ -5,9 +5,9 @@ from decimal import Decimal
 
 import pytest
 
+from planner.answers.tco import tco
 from planner.catalog import get_model
 from planner.errors import UsageError
-from planner.tco import tco
 
 RTX4090 = get_model("RTX4090-24GB")
 # A round-number data-centre card for hand computation: 1 kW, 100,000 CNY.

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.catalog import get_model
-from planner.estimate import PRETRAIN_MFU_ANCHORS, default_mfu, estimate, pretrain_mfu
+from planner.workload.estimate import PRETRAIN_MFU_ANCHORS, default_mfu, estimate, pretrain_mfu
 
 A100 = get_model("A100-80GB")
 A800 = get_model("A800-80GB")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.offer import Availability
+from planner.pricing.offer import Availability
 from tests.helpers.source import nodes
 from vocab import BillingMode, CheckStatus, RunStatus, StockStatus
 
@@ -25,7 +25,7 @@ EXAMPLE_COMMAND = re.compile(r"`planner [^`]*`")  # a command for a person to ty
 FLAG_ALLOWED = {
     "planner/cli.py": "the root of the command line: its own options (--db, --config, --help)",
     "planner/__main__.py": "python -m planner runs the command line",
-    "planner/calibration.py": "python -m planner.calibration --write: the script's own option",
+    "planner/workload/calibration.py": "python -m planner.workload.calibration --write: the script's own option",
 }
 
 

@@ -168,7 +168,7 @@ def lora_hours(peak: float, mfu: float) -> float:
 
 
 # LoRA MFU: 0.10 on GeForce; 0.40 on Ampere, scaled by the generation's pretraining MFU at 7B over
-# Ampere's 0.46: Hopper's curve from 1B 0.15 to 8B 0.21, linear in log N; Volta/Turing 0.25 (planner.estimate).
+# Ampere's 0.46: Hopper's curve from 1B 0.15 to 8B 0.21, linear in log N; Volta/Turing 0.25 (planner.workload.estimate).
 HOPPER_7B = 0.15 + (0.21 - 0.15) * math.log(7) / math.log(8)  # 0.2061
 H800_LORA_MFU, T4_LORA_MFU = round(0.40 * HOPPER_7B / 0.46, 4), round(0.40 * 0.25 / 0.46, 4)
 

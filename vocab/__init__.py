@@ -109,7 +109,7 @@ HOURS_PER_UNIT: dict[str, int] = {
 
 
 # RawOffer.extra key: a GPU memory size as the provider sent it, in a unit it does not document
-# (Volcengine's Memory.Size). The pipeline checks it against the catalog (planner.normalize).
+# (Volcengine's Memory.Size). The pipeline checks it against the catalog (planner.ingest.normalize).
 EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
 
 
@@ -133,17 +133,21 @@ class Provider:
 
 
 PROVIDER_TABLE: tuple[Provider, ...] = (
-    Provider("aliyun", "scrapers.aliyun:AliyunScraper", ("alibaba", "alibabacloud", "alicloud", "阿里云")),
+    Provider(
+        "aliyun", "scrapers.providers.aliyun:AliyunScraper", ("alibaba", "alibabacloud", "alicloud", "阿里云")
+    ),
     Provider(
         "tencent",
-        "scrapers.tencent:TencentScraper",
+        "scrapers.providers.tencent:TencentScraper",
         ("tencentcloud", "qcloud", "腾讯云"),
         region_naming="area-city",
     ),
-    Provider("volcengine", "scrapers.volcengine:VolcengineScraper", ("volc", "bytedance", "火山引擎")),
-    Provider("autodl", "scrapers.autodl:AutodlScraper", marketplace=True, region_naming="mainland"),
-    Provider("ppio", "scrapers.ppio:PpioScraper", ("派欧云", "ppinfra"), region_naming="c-area"),
-    Provider("compshare", "scrapers.compshare:CompshareScraper", ("优云智算", "ucompshare")),
+    Provider(
+        "volcengine", "scrapers.providers.volcengine:VolcengineScraper", ("volc", "bytedance", "火山引擎")
+    ),
+    Provider("autodl", "scrapers.providers.autodl:AutodlScraper", marketplace=True, region_naming="mainland"),
+    Provider("ppio", "scrapers.providers.ppio:PpioScraper", ("派欧云", "ppinfra"), region_naming="c-area"),
+    Provider("compshare", "scrapers.providers.compshare:CompshareScraper", ("优云智算", "ucompshare")),
 )
 PROVIDER_NAMES: tuple[str, ...] = tuple(p.name for p in PROVIDER_TABLE)
 MARKETPLACES: frozenset[str] = frozenset(p.name for p in PROVIDER_TABLE if p.marketplace)

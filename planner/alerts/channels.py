@@ -323,8 +323,8 @@ def _deliver_email(
     recipients or [email] recipients."""
     import html
 
+    from planner.answers.report import smtp_settings
     from planner.errors import PlannerError
-    from planner.report import smtp_settings
     from reports.mail import MailError, compose, send
 
     recipients = list(channel.recipients) or list(config.section("email").get("recipients", []))

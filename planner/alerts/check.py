@@ -112,7 +112,7 @@ def nothing_to_judge(conn: Connection) -> str | None:
     """One sentence when no refresh or import has stored prices yet: alerts judge those only (the
     bundled snapshot's prices are no news), so none can fire; None otherwise."""
     from db.queries import has_gathered_prices, has_prices
-    from planner.freshness import REFRESH_HINT
+    from planner.pricing.freshness import REFRESH_HINT
 
     if has_gathered_prices(conn):
         return None

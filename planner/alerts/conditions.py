@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from planner.alerts.offers import SOLD_OUT, AlertOffer
 from planner.alerts.rules import Rule, plain
-from planner.pricing import Availability, availability
+from planner.pricing.cost import Availability, availability
 
 
 def reason(rule: Rule, offer: AlertOffer) -> str | None:

@@ -1,6 +1,6 @@
 """The offers an alert rule is judged on: ``current_offers`` is the one door from alerts to prices.
 
-The offers are the pricing core's (``planner.pricing.latest_offers``: the one filter, the latest price
+The offers are the pricing core's (``planner.pricing.cost.latest_offers``: the one filter, the latest price
 and the current stock of every instance and billing mode the rule covers, priced per GPU-hour at
 today's [fx] rates), judged by its one stock rule (``Offer.availability``). An ``AlertOffer`` adds only
 what the rule's condition needs from history: the stock stated by the provider's latest refresh run
@@ -26,15 +26,15 @@ from db import run_offers
 from db.queries import recent_prices
 from db.schema import availability
 from planner.alerts.rules import Rule
-from planner.pricing import Availability, Offer, OfferQuery, Stock, latest_offers
-from planner.pricing import availability as stock_state
+from planner.pricing.cost import Availability, Offer, OfferQuery, Stock, latest_offers
+from planner.pricing.cost import availability as stock_state
 
 SOLD_OUT = Availability.SOLD_OUT.value
 
 
 @dataclass(frozen=True)
 class AlertOffer:
-    """One offer (``planner.pricing.Offer``) as an alert sees it now, with the history its rule needs."""
+    """One offer (``planner.pricing.cost.Offer``) as an alert sees it now, with the history its rule needs."""
 
     offer: Offer
     # At the provider's run just before its latest (``offer.stock`` is the latest's): "sold_out" when it

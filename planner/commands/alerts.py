@@ -58,7 +58,7 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
     """
     from planner.alerts.check import check_alerts
     from planner.alerts.rules import load_rules
-    from planner.locks import refresh_lock
+    from planner.ingest.lock import refresh_lock
 
     load_rules(app.config)  # a bad rule is a usage error before the database is opened
     engine = app.engine()

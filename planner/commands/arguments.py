@@ -1,6 +1,6 @@
 """What ``estimate``, ``plan`` and ``tco`` share on the command line: option types for the numbers people
 type (counts with suffixes such as ``7B`` and ``50K``, plain decimals). Names (GPUs, providers, billing
-modes) are checked once, by ``planner.pricing.OfferQuery.build``.
+modes) are checked once, by ``planner.pricing.cost.OfferQuery.build``.
 
 A value that is not a number, or a name we do not know, is one line with a hint (exit 2), before any
 database work.

@@ -1,5 +1,5 @@
 """``planner gpus``: the GPU catalog, and with ``--value`` GPU models ranked by TFLOPS and memory per
-CNY (a shell over ``planner.value``; the catalog listing never opens the database)."""
+CNY (a shell over ``planner.answers.value``; the catalog listing never opens the database)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import click
 from planner.billing import HOURLY_MODES
 from planner.commands.emit import emit, reading_engine
 from planner.commands.flags import typed
-from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     chosen_scope,
@@ -20,13 +19,14 @@ from planner.commands.options import (
     single_gpu_option,
 )
 from planner.errors import UsageError
-from planner.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
 from planner.output import money, short, table
+from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.views.notes import star_note
 from vocab import BillingMode
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.answers.value import ValueRanking, ValueRow
     from planner.catalog import GpuModel
-    from planner.value import ValueRanking, ValueRow
 
 COLUMNS = (
     "name",
@@ -118,8 +118,8 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
         else:
             _catalog_listing(catalog.all_models(), fmt)
         return
-    # planner.value (and the database) only here: the catalog listing stays as quick as it was.
-    from planner.value import check_options, models_for, value_ranking
+    # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
+    from planner.answers.value import check_options, models_for, value_ranking
 
     # refused before the database opens
     sort, offers = check_options(sort or "tflops", providers, billing, chosen_scope(app, scope))
@@ -302,7 +302,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
             + "; they may no longer hold."
         )
     if result.cheaper_outside:
-        from planner.offer_query import scope_words
+        from planner.pricing.query import scope_words
 
         where = scope_words(result.scope)
         notes.append(

@@ -38,7 +38,9 @@ from planner.output import money, table
 @click.option(
     "--plot",
     "plot_path",
-    type=click.Path(path_type=Path),  # checked by planner.plot.check_plot_path: one line, not click's usage
+    type=click.Path(
+        path_type=Path
+    ),  # checked by planner.views.plot.check_plot_path: one line, not click's usage
     metavar="FILE",
     help="Also draw the history to FILE (.png, .svg or .pdf): one step line per provider, GPU and billing.",
 )
@@ -71,11 +73,11 @@ def history(app, gpu, providers, billing, days, include_variants, scope, fmt, pl
       planner history --gpu T4 --scope all
     """
     if plot_path is not None:  # a bad suffix or folder is refused before SQLAlchemy is even imported
-        from planner.plot import check_plot_path
+        from planner.views.plot import check_plot_path
 
         check_plot_path(plot_path)
-    from planner.history import price_history
-    from planner.pricing import OfferQuery
+    from planner.answers.history import price_history
+    from planner.pricing.cost import OfferQuery
 
     query = OfferQuery.build(
         [gpu], providers, (), billing, include_variants=include_variants, scope=chosen_scope(app, scope)
@@ -88,14 +90,14 @@ def history(app, gpu, providers, billing, days, include_variants, scope, fmt, pl
     emit(found, fmt, table=render_history, csv=_csv)
 
 
-def _csv(found) -> tuple[list[dict[str, object]], list[str]]:  # noqa: ANN001 - planner.history.History
+def _csv(found) -> tuple[list[dict[str, object]], list[str]]:  # noqa: ANN001 - planner.answers.history.History
     flat = found.flat()
     return flat, list(flat[0]) if flat else ["day", "provider", "gpu_model", "billing"]
 
 
-def _plot(history, path: Path) -> None:  # noqa: ANN001 - planner.history.History
+def _plot(history, path: Path) -> None:  # noqa: ANN001 - planner.answers.history.History
     from planner.errors import PlannerError
-    from planner.plot import plot_history
+    from planner.views.plot import plot_history
 
     found, models, window = history.rows, history.gpu_models, history.window
     if not found:
@@ -128,7 +130,7 @@ def _stock_cell(r) -> str:  # noqa: ANN001 - db.queries.HistoryRow
     return f"{r.sold_out}/{r.stock_known} sold out"
 
 
-def render_history(history) -> str:  # noqa: ANN001 - planner.history.History
+def render_history(history) -> str:  # noqa: ANN001 - planner.answers.history.History
     """Rows per series, oldest first; consecutive days with the same figures fold into one row."""
     found, models, window = history.rows, history.gpu_models, history.window
     if not found:
@@ -185,9 +187,9 @@ def render_history(history) -> str:  # noqa: ANN001 - planner.history.History
     return "\n".join(lines)
 
 
-def _outside_lines(history) -> list[str]:  # noqa: ANN001 - planner.history.History
+def _outside_lines(history) -> list[str]:  # noqa: ANN001 - planner.answers.history.History
     """One line naming the priced regions the scope left out, when there are any."""
-    from planner.offer_query import scope_words
+    from planner.pricing.query import scope_words
 
     if not history.outside:
         return []

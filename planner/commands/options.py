@@ -50,8 +50,8 @@ def single_gpu_option(help: str, required: bool = True, dest: str = "gpu"):  # n
 
 
 def price_basis_option(default_help: str):  # noqa: ANN201 - a click decorator
-    """``--price-basis``: one of planner.recent.PRICE_BASES (any case); the default is the config's."""
-    from planner.recent import PRICE_BASES
+    """``--price-basis``: one of planner.pricing.recent.PRICE_BASES (any case); the default is the config's."""
+    from planner.pricing.recent import PRICE_BASES
 
     return click.option(
         "--price-basis",
@@ -103,7 +103,7 @@ scope_option = click.option(
 
 def chosen_scope(app, scope: str | None) -> str:  # noqa: ANN001 - the click context's App
     """``--scope`` when given, else ``[quote] scope`` of the config (``offer_query.scope_setting``)."""
-    from planner.offer_query import scope_setting
+    from planner.pricing.query import scope_setting
 
     if scope is not None:
         return scope.lower()

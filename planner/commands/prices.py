@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from planner.commands.emit import emit, reading_engine
-from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     format_option,
@@ -15,6 +14,7 @@ from planner.commands.options import (
     variants_option,
 )
 from planner.output import money, short, table
+from planner.views.notes import star_note
 
 
 @click.command()
@@ -34,15 +34,15 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
       planner prices --gpu A100 --provider aliyun --billing on_demand
       planner prices --gpu 4090 --include-variants --format csv > prices.csv
     """
-    from planner.prices import CSV_COLUMNS, latest
-    from planner.pricing import OfferQuery
+    from planner.answers.prices import CSV_COLUMNS, latest
+    from planner.pricing.cost import OfferQuery
 
     query = OfferQuery.build(gpus, providers, regions, billing, include_variants=include_variants)
     found = latest(reading_engine(app), query)
     emit(found, fmt, table=render_prices, csv=lambda f: ([r.flat() for r in f.rows], CSV_COLUMNS))
 
 
-def render_prices(found) -> str:  # noqa: ANN001 - planner.prices.PriceList
+def render_prices(found) -> str:  # noqa: ANN001 - planner.answers.prices.PriceList
     from planner.commands.quote import stock_text
 
     if not found.rows:
@@ -71,7 +71,7 @@ def render_prices(found) -> str:  # noqa: ANN001 - planner.prices.PriceList
     return "\n".join(lines)
 
 
-def no_match_text(near) -> str:  # noqa: ANN001 - planner.prices.NearMatch
+def no_match_text(near) -> str:  # noqa: ANN001 - planner.answers.prices.NearMatch
     """ "No prices match these filters." and, when something near is stored, the flag that reaches it."""
     tips = []
     if near.variants:

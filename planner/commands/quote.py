@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from planner.answers.quote import Quote, QuoteRequest, option_dict
 from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
-from planner.commands.notes import outside_lines, star_note
 from planner.commands.options import (
     billing_option,
     chosen_scope,
@@ -18,11 +18,11 @@ from planner.commands.options import (
     single_gpu_option,
     variants_option,
 )
-from planner.freshness import age_cell, age_legend, prices_line, stale_warning
 from planner.output import money, short, table
-from planner.pricing import Availability, JobCost, shown_total
-from planner.quote import Quote, QuoteRequest, option_dict
-from planner.recent import check_basis
+from planner.pricing.cost import Availability, JobCost, shown_total
+from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.recent import check_basis
+from planner.views.notes import outside_lines, star_note
 
 CSV_COLUMNS = (
     "provider",
@@ -148,7 +148,7 @@ def quote(
       planner quote --gpu RTX4090 --hours 200 --price-basis median
       planner quote --gpu T4 --hours 100 --scope all
     """
-    from planner.quote import quote as run_quote
+    from planner.answers.quote import quote as run_quote
 
     settings = app.config.section("quote")
     request = QuoteRequest(
@@ -167,7 +167,7 @@ def quote(
         if price_basis is not None
         else check_basis(settings["price_basis"], "[quote] price_basis in the config"),
     )
-    from planner.quote import validate
+    from planner.answers.quote import validate
 
     validate(request)  # refuse bad arguments before touching the database
     engine = reading_engine(app)
@@ -200,10 +200,10 @@ def _csv_row(option: JobCost) -> dict[str, object]:
 
 def stock_text(stock, needed: float = 1, on_one_machine: float = 0) -> str:  # noqa: ANN001 - a stock record, or None
     """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short,
-    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.availability`` for
+    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.cost.availability`` for
     ``needed`` GPUs, ``on_one_machine`` of them on one marketplace machine. Where a marketplace states
     the most idle GPUs on any one machine, the cell says so: "idle 40/480, ≤2 on one machine"."""
-    from planner.pricing import Stock, availability
+    from planner.pricing.cost import Stock, availability
 
     if stock is None:
         return "-"

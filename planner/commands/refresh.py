@@ -72,9 +72,9 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
       planner refresh --from-raw tests/fixtures/raw --format json
       planner refresh -v --provider aliyun    # print every HTTP request to standard error
     """
-    from planner.locks import refresh_lock
+    from planner.ingest.lock import refresh_lock
+    from planner.ingest.refresh import run_refresh
     from planner.providers import canonical_provider
-    from planner.refresh import run_refresh
 
     names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
     if not no_alerts:
@@ -105,7 +105,7 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
     click.get_current_context().exit(summary.exit_code)
 
 
-def render_summary(summary) -> str:  # noqa: ANN001 - planner.refresh.RefreshSummary
+def render_summary(summary) -> str:  # noqa: ANN001 - planner.ingest.refresh.RefreshSummary
     rows = [
         [
             o.provider,
@@ -165,9 +165,9 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
       planner runs --provider tencent --limit 5
       planner runs --format json
     """
+    from planner.answers.runs import recent
+    from planner.ingest.runs import provider_timeout_s
     from planner.providers import PROVIDERS, canonical_provider
-    from planner.refresh_runs import provider_timeout_s
-    from planner.runs import recent
 
     names = [canonical_provider(p) for p in providers]
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # the database stores naive UTC
@@ -175,7 +175,7 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
     emit(found, fmt, table=render_runs, csv=lambda f: (f.runs, list(f.runs[0]) if f.runs else ["id"]))
 
 
-def render_runs(found) -> str:  # noqa: ANN001 - planner.runs.RunList
+def render_runs(found) -> str:  # noqa: ANN001 - planner.answers.runs.RunList
     if not found.runs:
         return "No runs yet. `planner refresh` pulls today's prices."
     rows = [
@@ -250,7 +250,7 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
       planner providers --check
       planner providers --check -v     # also print the request sent to each
     """
-    from planner.provider_status import describe
+    from planner.answers.providers import describe
 
     if check:
         _check_providers(app, fmt, verbose)
@@ -295,7 +295,7 @@ def _check_providers(app, fmt: str, verbose: bool) -> None:  # noqa: ANN001
     import dataclasses
 
     from planner import __version__
-    from planner.provider_status import check
+    from planner.answers.providers import check
 
     log = (lambda line: click.echo(f"http: {line}", err=True)) if verbose else None
     results = check(app.config, __version__, request_log=log)

@@ -1,6 +1,6 @@
 """``planner tco``: rent against buy for N GPUs of one model, with every assumption and its source.
 
-A thin shell over ``planner.tco`` (the buying side and the break-even) and ``planner.rental`` (the
+A thin shell over ``planner.answers.tco`` (the buying side and the break-even) and ``planner.answers.rental`` (the
 cheapest rental of the same GPU-hours, at the 30-day median price where history exists).
 """
 
@@ -13,7 +13,6 @@ import click
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
 from planner.commands.flags import typed
-from planner.commands.notes import outside_lines
 from planner.commands.options import (
     billing_option,
     chosen_scope,
@@ -24,10 +23,11 @@ from planner.commands.options import (
     single_gpu_option,
 )
 from planner.output import money, short, table
+from planner.views.notes import outside_lines
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.pricing import JobCost
-    from planner.tco import TcoResult
+    from planner.answers.tco import TcoResult
+    from planner.pricing.cost import JobCost
 
 
 @click.command()
@@ -107,11 +107,11 @@ def tco(
       planner tco --gpu T4 --hours 2000 --scope all
     """
     from planner import catalog
-    from planner import rental as renting
-    from planner.pricing import OfferQuery
-    from planner.recent import check_basis
-    from planner.tco import check_tco, rent_vs_buy, settings_for
-    from planner.tco import tco as run_tco
+    from planner.answers import rental as renting
+    from planner.answers.tco import check_tco, rent_vs_buy, settings_for
+    from planner.answers.tco import tco as run_tco
+    from planner.pricing.cost import OfferQuery
+    from planner.pricing.recent import check_basis
 
     model = catalog.get_model(catalog.canonical_name(gpu))
     section = app.config.section("tco")
@@ -174,7 +174,7 @@ TCO_COLUMNS = (
 def _tco_row(result: TcoResult, rental: JobCost | None) -> dict[str, Any]:
     row = result.to_dict()
     if rental is not None:
-        from planner.rental import rental_dict
+        from planner.answers.rental import rental_dict
 
         described = rental_dict(rental)
         for key in (
@@ -214,7 +214,7 @@ def render_tco(
         f"= {money(r.buy_total_cny, 0)} CNY"
     )
     if rental is not None:
-        from planner.rental import describe
+        from planner.answers.rental import describe
 
         lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {describe(rental)}")
         if basis != "latest" and rental.price_basis == "latest":

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
 from planner.commands.emit import emit, note_loaded
 from planner.commands.options import (
     chosen_scope,
@@ -17,7 +18,6 @@ from planner.commands.options import (
 )
 from planner.errors import PlannerError
 from planner.output import table
-from planner.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
 from vocab import PROBLEM_RUN_STATUSES
 
 

@@ -43,7 +43,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     from functools import partial
 
     from planner.alerts.rules import load_rules
-    from planner.schedule import (
+    from planner.ops.scheduler import (
         BoundedJob,
         crontab_trigger,
         every_seconds,
@@ -71,7 +71,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
         if once:
             code = BoundedJob(lambda: run_job(app, refresh=refresh), settings["job_timeout_s"])()
             click.get_current_context().exit(1 if code is None else code)  # None: abandoned, timed out
-        from planner.schedule import log, run_scheduler
+        from planner.ops.scheduler import log, run_scheduler
 
         log.info(
             "scheduler started: %r in %s, logging to %s; stop with Ctrl-C or SIGTERM",
@@ -79,7 +79,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
             settings["timezone"],
             path,
         )
-        from planner.schedule import run_stock_job
+        from planner.ops.scheduler import run_stock_job
 
         stock = (stock_every_s, lambda: run_stock_job(app)) if stock_every_s else None
         if stock:
@@ -100,7 +100,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
 
 
 def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
-    from planner.schedule import log_path, next_runs
+    from planner.ops.scheduler import log_path, next_runs
 
     settings = app.config.section("schedule")
     recipients = list(app.config.section("email")["recipients"])
@@ -126,7 +126,7 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
 
 
 def _render_list(app, runs: list) -> str:  # noqa: ANN001
-    from planner.schedule import format_run, log_path
+    from planner.ops.scheduler import format_run, log_path
 
     settings = app.config.section("schedule")
     recipients = list(app.config.section("email")["recipients"])

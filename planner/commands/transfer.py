@@ -51,7 +51,7 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
     from sqlalchemy import exc
 
     from planner.errors import DatabaseError
-    from planner.importer import import_csv
+    from planner.ingest.importer import import_csv
 
     engine = app.engine()
     try:
@@ -71,7 +71,7 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
     )
 
 
-def _import_summary(file: str, result) -> str:  # noqa: ANN001 - planner.importer.ImportResult
+def _import_summary(file: str, result) -> str:  # noqa: ANN001 - planner.ingest.importer.ImportResult
     return (
         f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
         f"{result.already_present} already present, "
@@ -107,8 +107,8 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
       planner export --gpu H800 --provider autodl
     """
     from planner import catalog
+    from planner.answers.export import write_export
     from planner.errors import PlannerError, UsageError
-    from planner.export import write_export
     from planner.providers import canonical_provider
     from reports.files import is_special, written_whole
 

@@ -1,7 +1,7 @@
 """``planner estimate``, ``planner plan``, ``planner models`` and ``planner tco``: from a workload to memory, GPUs and hours,
 to the cheapest way to rent them, to whether buying the cards would pay.
 
-Thin shells over ``planner.estimate`` and ``planner.plan``; ``tco`` is in ``rent_or_buy.py``. Numbers are
+Thin shells over ``planner.workload.estimate`` and ``planner.answers.plan``; ``tco`` is in ``rent_or_buy.py``. Numbers are
 parsed by the option types of ``arguments.py``, so ``7B``, ``6.7e9`` and ``50K`` work and nonsense is one
 line with a hint (exit 2).
 """
@@ -16,7 +16,6 @@ import click
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
 from planner.commands.flags import typed
-from planner.commands.notes import star_note
 from planner.commands.options import (
     billing_option,
     chosen_scope,
@@ -28,15 +27,16 @@ from planner.commands.options import (
 )
 from planner.commands.rent_or_buy import tco
 from planner.errors import UsageError
-from planner.freshness import age_cell, age_legend, prices_line, stale_warning
-from planner.offer import NOTHING_RENTABLE
 from planner.output import money, short, table
+from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.offer import NOTHING_RENTABLE
 from planner.providers import MARKET_MACHINE_GPUS
 from planner.units import format_count
+from planner.views.notes import star_note
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.estimate import Estimate
-    from planner.plan import Plan
+    from planner.answers.plan import Plan
+    from planner.workload.estimate import Estimate
 
 # planner.cli registers estimate, plan and tco in this module; tco lives in rent_or_buy.py.
 __all__ = ["estimate", "models", "plan", "tco"]
@@ -174,7 +174,7 @@ def _workload_args(
     zero_stage,
     cpu_offload,
 ) -> dict[str, Any]:  # noqa: ANN001
-    """The workload options as keyword arguments of ``planner.estimate.estimate``."""
+    """The workload options as keyword arguments of ``planner.workload.estimate.estimate``."""
     if model is None and params is None:
         raise UsageError(
             "give --model NAME or --params N", "e.g. --model qwen2.5-7b; `planner models` lists the catalog"
@@ -182,7 +182,7 @@ def _workload_args(
     if model is not None and params is not None:
         raise UsageError("give --model or --params, not both", "--model knows its parameters")
     if model is not None:
-        from planner.models import get_spec
+        from planner.workload.architectures import get_spec
 
         model = get_spec(model).name  # an unknown name is refused here, with near names
     return dict(
@@ -238,7 +238,7 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
       planner estimate --params 13B --task full --gpu A100-80GB --zero-stage 2 --optimizer-8bit
     """
     from planner import catalog
-    from planner.estimate import estimate as run_estimate
+    from planner.workload.estimate import estimate as run_estimate
 
     if gpus is not None and gpu is None:
         raise UsageError("--gpus needs --gpu", "e.g. --gpu A100-80GB --gpus 8")
@@ -310,7 +310,7 @@ def gpu_bf16_tflops(name: str | None) -> float | None:
 
 def memory_notes(e: Estimate) -> list[str]:
     """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
-    from planner.memory import DEFAULT_ZERO_STAGE
+    from planner.workload.memory import DEFAULT_ZERO_STAGE
 
     lines = []
     if e.cpu_offload_gb:
@@ -382,7 +382,7 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
             "Give --gpu G for the GPUs needed and the hours, or run `planner plan` to compare every GPU."
         )
     if explain:
-        from planner.estimate import explain as explain_lines
+        from planner.workload.estimate import explain as explain_lines
 
         lines += ["", "How each number was computed:"]
         lines += [f"  {k}: {v}" for k, v in explain_lines(e).items()]
@@ -449,8 +449,8 @@ def plan(
       planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
-    from planner import plan as planning
-    from planner.pricing import OfferQuery
+    from planner.answers import plan as planning
+    from planner.pricing.cost import OfferQuery
 
     job = planning.Workload(**workload)
     job.on()  # refuse a bad workload before touching the database
@@ -487,7 +487,7 @@ PLAN_COLUMNS = (
 
 
 def _plan_row(rank: int, o: Any) -> dict[str, Any]:
-    from planner.rental import rental_dict
+    from planner.answers.rental import rental_dict
 
     r = o.rental
     described = rental_dict(r)
@@ -567,7 +567,7 @@ def render_plan(p: Plan) -> str:
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
     if p.outside is not None:
-        from planner.offer_query import scope_words
+        from planner.pricing.query import scope_words
 
         where = scope_words(p.scope)
         lines.append(
@@ -584,7 +584,7 @@ def render_plan(p: Plan) -> str:
     if star := star_note(o.rental.offer.gpu_note for o in p.options):
         lines.append(star)
     if p.priced_outside_only:
-        from planner.offer_query import scope_words
+        from planner.pricing.query import scope_words
 
         lines.append(
             f"Priced only outside {scope_words(p.scope)}: {', '.join(p.priced_outside_only)} (--scope all "
@@ -676,7 +676,7 @@ def models(family, fmt) -> None:  # noqa: ANN001
       planner models --format json
       planner estimate --model qwen3-30b-a3b --task inference --gpu L20
     """
-    from planner.models import all_specs
+    from planner.workload.architectures import all_specs
 
     specs = all_specs()
     if family:

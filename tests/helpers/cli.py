@@ -22,7 +22,15 @@ def assert_one_line_error(result, code: int, fragment: str) -> None:
 
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("sqlalchemy", "pandas", "requests", "alembic", "apscheduler", "planner.importer", "matplotlib")
+HEAVY = (
+    "sqlalchemy",
+    "pandas",
+    "requests",
+    "alembic",
+    "apscheduler",
+    "planner.ingest.importer",
+    "matplotlib",
+)
 
 
 def loaded(tmp_path: Path, *args: str) -> tuple[int, list[str], str]:

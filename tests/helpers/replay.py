@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from planner.config import Config, load_config
-from planner.refresh import RefreshSummary, run_refresh
+from planner.ingest.refresh import RefreshSummary, run_refresh
 
 # Off in the packaged defaults until a user turns them on; the tests' config turns them on.
 OFF_BY_DEFAULT = ("ppio", "compshare")

@@ -33,7 +33,7 @@ def fake_refresh(csv_path: Path, calls: list[str], failed: bool = False):
     """A stand-in for run_refresh that stores prices the way a refresh would (through the importer)."""
 
     def refresh(app):  # noqa: ANN001, ANN202
-        from planner.importer import import_csv
+        from planner.ingest.importer import import_csv
 
         calls.append("refresh")
         import_csv(app.engine(), csv_path, app.config.section("fx"))

@@ -66,7 +66,7 @@ def serve_compshare(mock: Any = responses) -> None:
     by its Action and the parameters that pick it, whatever the keys and the signature."""
     from responses import matchers
 
-    from scrapers.compshare import API_URL
+    from scrapers.providers.compshare import API_URL
 
     folder = FIXTURES / "compshare"
 

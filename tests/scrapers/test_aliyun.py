@@ -10,7 +10,8 @@ import pytest
 from conftest import fixture_bytes, fixture_json
 from responses import matchers
 
-from scrapers.aliyun import (
+from scrapers.base import RawOffer, ScrapeError
+from scrapers.providers.aliyun import (
     CDN_URL,
     FALLBACK_VERSION,
     PRICING_PAGE,
@@ -18,8 +19,7 @@ from scrapers.aliyun import (
     discover_version,
     parse_price_file,
 )
-from scrapers.aliyun_families import gpu_count_from_name
-from scrapers.base import RawOffer, ScrapeError
+from scrapers.providers.aliyun_families import gpu_count_from_name
 from scrapers.registry import collect
 from scrapers.types import Issue, ProviderSettings
 
@@ -326,7 +326,7 @@ class _Answers:
 
 
 def test_status_category_beside_status_decides_stock():
-    from scrapers.aliyun_api import AliyunApi
+    from scrapers.providers.aliyun_api import AliyunApi
 
     body = fixture_json("aliyun", "DescribeAvailableResource_status_category.constructed.json")
     stock, left_out = AliyunApi(_Answers(body), "id", "secret").availability("cn-shenzhen")
@@ -356,7 +356,7 @@ def test_version_found_whatever_follows_it(html, version):
 
 
 def test_instance_type_fields_null_string_or_junk_leave_one_item_out():
-    from scrapers.aliyun_api import AliyunApi
+    from scrapers.providers.aliyun_api import AliyunApi
 
     body = {
         "RequestId": "r",
@@ -381,7 +381,7 @@ def test_instance_type_fields_null_string_or_junk_leave_one_item_out():
 
 
 def test_spot_rows_with_null_or_string_prices():
-    from scrapers.aliyun_api import AliyunApi
+    from scrapers.providers.aliyun_api import AliyunApi
 
     rows = [
         {"ZoneId": "cn-shenzhen-a", "Timestamp": "2026-11-30T01:00:00Z", "SpotPrice": "2.10"},

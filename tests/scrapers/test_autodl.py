@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 import responses
 
-from scrapers.autodl import (
+from scrapers.base import RawOffer, ScrapeError
+from scrapers.http import HttpClient
+from scrapers.providers.autodl import (
     GPU_TYPE_URL,
     PAGE_PAUSE_S,
     REGION_URL,
@@ -24,8 +26,6 @@ from scrapers.autodl import (
     parse_regions,
     parse_search_page,
 )
-from scrapers.base import RawOffer, ScrapeError
-from scrapers.http import HttpClient
 from scrapers.types import Issue, ProviderSettings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "autodl"

@@ -8,10 +8,10 @@ import socket
 import pytest
 from conftest import fixture_bytes, fixture_json
 
-from scrapers import aliyun, autodl, tencent, volcengine
-from scrapers.aliyun_api import CENTRAL
+from scrapers.providers import aliyun, autodl, tencent, volcengine
+from scrapers.providers.aliyun_api import CENTRAL
+from scrapers.providers.volc_openapi import OPENAPI_URL
 from scrapers.registry import PROVIDERS
-from scrapers.volc_openapi import OPENAPI_URL
 
 ALL_ENV = [v for cls in PROVIDERS.values() for v in cls.credential_env]
 ACCOUNT = {

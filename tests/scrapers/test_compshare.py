@@ -11,10 +11,10 @@ import responses
 from conftest import fixture_json, serve_compshare
 from responses import matchers
 
-from planner.normalize import normalize_offers
+from planner.ingest.normalize import normalize_offers
 from scrapers.base import RawOffer, ScrapeError
-from scrapers.compshare import API_URL, CompshareScraper, parse_inventory, parse_price, sign
 from scrapers.http import HttpClient, HttpPolicy
+from scrapers.providers.compshare import API_URL, CompshareScraper, parse_inventory, parse_price, sign
 from scrapers.registry import collect
 from scrapers.types import Issue, ProviderSettings
 

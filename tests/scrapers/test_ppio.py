@@ -11,10 +11,10 @@ import responses
 from conftest import fixture_bytes, fixture_json
 from responses import matchers
 
-from planner.normalize import normalize_offers
+from planner.ingest.normalize import normalize_offers
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.ppio import PRODUCTS_URL, PpioScraper, parse_page, parse_product
+from scrapers.providers.ppio import PRODUCTS_URL, PpioScraper, parse_page, parse_product
 from scrapers.types import Issue, ProviderSettings
 
 KEY = "sk_ppio-test-key-not-real"

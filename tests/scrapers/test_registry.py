@@ -9,8 +9,8 @@ from conftest import fixture_json
 from responses import matchers
 
 from scrapers.base import RawOffer, ScrapeError
+from scrapers.providers.tencent import API_URL
 from scrapers.registry import PROVIDERS, Issue, ProviderSettings, collect, make_client, read_credentials
-from scrapers.tencent import API_URL
 
 OFFER = RawOffer(
     provider="fake",

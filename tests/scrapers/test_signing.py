@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from scrapers.acs3 import Acs3Signer, acs3_headers, canonical_query, percent_encode
-from scrapers.tc3 import Tc3Signer, tc3_authorization
+from scrapers.signing.acs3 import Acs3Signer, acs3_headers, canonical_query, percent_encode
+from scrapers.signing.tc3 import Tc3Signer, tc3_authorization
 
 # Tencent "Signature v3" doc (cloud.tencent.com/document/api/213/30654, English 213/33224): the
 # DescribeInstances example with timestamp 1551113065 and its published signature.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from scrapers.aliyun_api import aliyun_stock
-from scrapers.autodl import autodl_stock
+from scrapers.providers.aliyun_api import aliyun_stock
+from scrapers.providers.autodl import autodl_stock
+from scrapers.providers.tencent_parse import tencent_stock
 from scrapers.stock import STOCK_STATES, best_of
-from scrapers.tencent_parse import tencent_stock
 
 
 @pytest.mark.parametrize(

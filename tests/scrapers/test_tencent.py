@@ -11,9 +11,9 @@ from conftest import fixture_json
 from responses import matchers
 
 from scrapers.base import RawOffer, ScrapeError
+from scrapers.providers.tencent import API_URL, WORKBENCH, TencentScraper
+from scrapers.providers.tencent_parse import parse_quota_set
 from scrapers.registry import collect
-from scrapers.tencent import API_URL, WORKBENCH, TencentScraper
-from scrapers.tencent_parse import parse_quota_set
 from scrapers.types import Issue, ProviderSettings
 
 CREDS = {"TENCENTCLOUD_SECRET_ID": "AKIDtestid", "TENCENTCLOUD_SECRET_KEY": "tencent-secret-key-xyz"}

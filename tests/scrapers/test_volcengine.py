@@ -10,12 +10,11 @@ import pytest
 import responses
 from responses import matchers
 
-from planner.normalize import normalize_offers
+from planner.ingest.normalize import normalize_offers
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.types import Issue, ProviderSettings
-from scrapers.volc_openapi import OPENAPI_URL
-from scrapers.volcengine import (
+from scrapers.providers.volc_openapi import OPENAPI_URL
+from scrapers.providers.volcengine import (
     CALC_URL,
     ECS_TEMPLATE_CODE,
     NO_GPU_TYPES,
@@ -26,6 +25,7 @@ from scrapers.volcengine import (
     parse_list_template,
     parse_template_codes,
 )
+from scrapers.types import Issue, ProviderSettings
 from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "volcengine"
@@ -155,7 +155,7 @@ def test_public_join_prices_documented_types_and_reports_the_rest():
 
 
 def test_account_join_takes_gpu_facts_from_the_api():
-    from scrapers.volc_openapi import parse_instance_types
+    from scrapers.providers.volc_openapi import parse_instance_types
 
     specs = parse_instance_types(_fx("describe_instance_types_p1.json"))[0]
     specs |= parse_instance_types(_fx("describe_instance_types_p2.json"))[0]

@@ -13,7 +13,7 @@ import responses
 
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.volc_openapi import (
+from scrapers.providers.volc_openapi import (
     OPENAPI_URL,
     Credentials,
     VolcSigner,
@@ -120,7 +120,7 @@ def test_parse_instance_types_reads_both_casings():
     assert token == "page2+/="
     assert specs["ecs.gni2.3xlarge"].name == "NVIDIA A10"
     assert specs["ecs.gni2.3xlarge"].count == 1.0
-    # the size as sent (MiB here); the pipeline decides what it means (planner.normalize)
+    # the size as sent (MiB here); the pipeline decides what it means (planner.ingest.normalize)
     assert specs["ecs.gni2.3xlarge"].memory_size_undocumented == 24576
     assert specs["ecs.g3i.large"] is None
     specs2, token2 = parse_instance_types(_page("describe_instance_types_p2.json"))
@@ -204,7 +204,7 @@ def test_gpu_memory_size_is_passed_on_as_sent_for_the_pipeline_to_check():
 
 def test_gpu_memory_size_unit_is_checked_against_the_model_not_guessed():
     """The pipeline reads the size as MiB only where that fits the model; otherwise it says why."""
-    from planner.normalize import check_memory_size
+    from planner.ingest.normalize import check_memory_size
 
     assert check_memory_size("NVIDIA L20", 49152) == (48.0, None)
     memory, note = check_memory_size("NVIDIA L20", 48)  # 48 GB, or 48 MiB? reported, not guessed

@@ -1,0 +1,61 @@
+"""Every stored price observation as CSV in the import format (``planner export``).
+
+``write_export(engine, fh, gpu_models, providers)`` streams the rows to an open text file and returns
+how many; each cell is formatted by its column's name (``export_cells``), never by its position.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TextIO
+
+from sqlalchemy.engine import Engine
+
+from planner.ingest.importer import EXPORT_COLUMNS
+from planner.output import iso_time, neutralise, to_jsonable
+
+# How a column's value is written where ``str`` is not what import reads back.
+FORMATS = {
+    "gpu_count": lambda v: f"{v:g}",  # 8.0 -> 8, 0.5 -> 0.5
+    "price": to_jsonable,  # a Decimal without exponent or trailing zeros' noise
+    "median_price": to_jsonable,
+    "observed_at": iso_time,  # UTC, with its Z
+}
+
+
+def export_cells(row: Mapping[str, Any]) -> list[Any]:
+    """One stored observation (a mapping with the EXPORT_COLUMNS) as the cells of a CSV line: empty for
+    None, text a spreadsheet would run as a formula quoted (import takes the quote off again)."""
+    cells = []
+    for column in EXPORT_COLUMNS:
+        value = row[column]
+        if value is not None and column in FORMATS:
+            value = FORMATS[column](value)
+        cells.append("" if value is None else neutralise(value))
+    return cells
+
+
+def export_lines(
+    engine: Engine, gpu_models: Sequence[str] = (), providers: Sequence[str] = ()
+) -> Iterator[list[Any]]:
+    """The header, then every stored observation (oldest first) of ``gpu_models`` at ``providers``
+    (all when empty), streamed."""
+    from db.queries import export_rows
+
+    yield list(EXPORT_COLUMNS)
+    with engine.connect() as conn:
+        for row in export_rows(conn, list(gpu_models) or None, list(providers) or None):
+            yield export_cells(row._mapping)
+
+
+def write_export(
+    engine: Engine, fh: TextIO, gpu_models: Sequence[str] = (), providers: Sequence[str] = ()
+) -> int:
+    """Write the export to ``fh``; returns the observations written (the header not counted)."""
+    writer = csv.writer(fh, lineterminator="\n")
+    count = -1
+    for line in export_lines(engine, gpu_models, providers):
+        writer.writerow(line)
+        count += 1
+    return count

@@ -1,0 +1,429 @@
+"""Plans: every GPU model that can run a workload, the GPUs it needs, the hours, and the cheapest way to
+rent them (``planner.answers.rental``), cheapest first, with the fastest and the Pareto options marked.
+
+All latest prices come from one indexed query for every GPU model at once (``db.queries.latest_prices``);
+price history and stock are read only for the options shown.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from planner import catalog
+from planner.answers.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
+from planner.errors import QuantityError, UsageError
+from planner.pricing.cost import (
+    MAX_GPUS,
+    MAX_HOURS,
+    Job,
+    JobCost,
+    Offer,
+    OfferQuery,
+    offers_in_and_out_of_scope,
+)
+from planner.pricing.offer import NOTHING_RENTABLE
+from planner.pricing.rank import rank, rank_costs, stocked_to_top_each
+from planner.wording import Phrase
+from planner.workload.estimate import Estimate, NoFp8Error, estimate
+from planner.workload.inference import (
+    cny_per_million_tokens,
+    job_cny_per_million_tokens,
+    paid_cny_per_gpu_hour,
+    serving_gpus,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Connection
+
+    from planner.catalog import GpuModel
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The job ``planner plan`` and ``planner estimate`` describe (see ``planner.workload.estimate.estimate``)."""
+
+    params: float | None
+    task: str
+    tokens: float
+    precision: str | None = None
+    seq_len: int | None = None
+    batch: int | None = None
+    mfu: float | None = None
+    kv_heads: int | None = None
+    checkpointing: bool | None = None
+    model: str | None = None  # a planner.workload.architectures catalog name, instead of params
+    lora_rank: int | None = None
+    optimizer_8bit: bool = False
+    overhead: float | None = None
+    zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
+    cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
+
+    def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
+        return estimate(
+            self.params,
+            self.task,
+            tokens=self.tokens,
+            gpu=gpu,
+            gpus=gpus,
+            precision=self.precision,
+            mfu=self.mfu,
+            seq_len=self.seq_len,
+            batch=self.batch,
+            kv_heads=self.kv_heads,
+            checkpointing=self.checkpointing,
+            model=self.model,
+            lora_rank=self.lora_rank,
+            optimizer_8bit=self.optimizer_8bit,
+            overhead=self.overhead,
+            zero_stage=self.zero_stage,
+            cpu_offload=self.cpu_offload,
+        )
+
+
+@dataclass(frozen=True)
+class PlanOption:
+    """One GPU model's cheapest rental for the workload, and the estimate on the GPUs it runs on."""
+
+    estimate: Estimate
+    rental: JobCost  # the offer, the GPUs and hours it runs on, the total
+    gpus_needed: int  # fewest GPUs that hold the job (and meet the deadline, if one was given)
+    fastest: bool = False
+    pareto: bool = False  # no other option is both cheaper and faster
+    # Inference: CNY per million generated tokens in this job (its total ÷ tokens, the ranking) and in
+    # steady state (the paid GPU-hour rate, without the unused part of whole periods).
+    cny_per_million_tokens_job: float | None = None
+    cny_per_million_tokens_steady_state: float | None = None
+
+    @property
+    def link(self) -> tuple[str | None, float | None]:
+        """(interconnect label, NVLink GB/s in use) of the option's GPUs (``interconnect.link_between``)."""
+        return self.rental.link
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.estimate
+        interconnect, nvlink = self.link
+        return {
+            "gpu_model": e.gpu,
+            "china_variant": bool(catalog.get_model(e.gpu).variant_of) if e.gpu else False,
+            "gpus_needed": self.gpus_needed,
+            "gpus": self.rental.gpus,
+            "gpu_memory_gb": e.gpu_memory_gb,
+            "peak_tflops": e.peak_tflops,
+            "mfu": e.mfu,
+            "gpu_hours": e.gpu_hours,
+            "wall_hours": self.rental.hours,
+            "total_cny": self.rental.total_cny.quantize(Decimal("0.01")),
+            "cny_per_gpu_hour": self.rental.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "stock_state": self.rental.availability.value,
+            "link": interconnect,
+            "nvlink_gbps_bidir": nvlink,
+            "fastest": self.fastest,
+            "pareto": self.pareto,
+            "cny_per_million_tokens_job": self.cny_per_million_tokens_job,
+            "cny_per_million_tokens_steady_state": self.cny_per_million_tokens_steady_state,
+            "rental": rental_dict(self.rental),
+        }
+
+
+@dataclass(frozen=True)
+class Excluded:
+    gpu_model: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    workload: Workload
+    memory: Estimate  # the workload without a GPU: memory and FLOPs
+    options: tuple[PlanOption, ...]  # cheapest first
+    excluded: tuple[Excluded, ...]  # GPU models with prices that were left out, and why
+    unpriced: tuple[str, ...]  # GPU models without any matching price
+    gpus_max: int | None = None
+    budget_cny: Decimal | None = None
+    deadline_hours: float | None = None
+    scope: str = "all"
+    outside: PlanOption | None = None  # a cheaper option outside ``scope``, not ranked among options
+    priced_outside_only: tuple[str, ...] = ()  # GPU models with prices outside ``scope`` only
+
+    @property
+    def as_of(self) -> dt.datetime | None:
+        return max((o.rental.offer.observed_at for o in self.options), default=None)
+
+    @property
+    def from_snapshot(self) -> bool:
+        return any(o.rental.offer.from_snapshot for o in self.options)
+
+    @property
+    def cheapest(self) -> PlanOption | None:
+        """The cheapest option that can be rented now (options are ranked rentable first)."""
+        return next((o for o in self.options if o.rental.rentable), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.memory
+        return {
+            "workload": {
+                "model": m.model,
+                "params": m.params,
+                "active_params": m.active_params,
+                "task": m.task,
+                "tokens": m.tokens,
+                "precision": m.precision,
+                "seq_len": m.seq_len,
+                "batch": m.batch,
+                "checkpointing": m.checkpointing,
+                "zero_stage": m.zero_stage,
+                "cpu_offload_gb": m.cpu_offload_gb,
+                "memory_gb": m.memory_gb,
+                "breakdown": m.breakdown,
+                "flops": m.flops,
+            },
+            "filters": {
+                "gpus_max": self.gpus_max,
+                "budget_cny": self.budget_cny,
+                "deadline_hours": self.deadline_hours,
+                "scope": self.scope,
+            },
+            "as_of": self.as_of,
+            "from_snapshot": self.from_snapshot,
+            "cheapest": self.options.index(self.cheapest) + 1 if self.cheapest else None,
+            "no_cheapest": None if self.cheapest or not self.options else NOTHING_RENTABLE,
+            "options": [o.to_dict() for o in self.options],
+            "cheaper_outside_scope": self.outside.to_dict() if self.outside else None,
+            "excluded": [e.__dict__.copy() for e in self.excluded],
+            "unpriced": list(self.unpriced),
+            "priced_outside_scope_only": list(self.priced_outside_only),
+        }
+
+
+def plan(
+    conn: Connection,
+    workload: Workload,
+    fx: Mapping[str, object],
+    *,
+    gpus_max: int | None = None,
+    budget_cny: Decimal | float | None = None,
+    deadline_hours: float | None = None,
+    query: OfferQuery | None = None,
+    history_days: int = HISTORY_DAYS,
+) -> Plan:
+    """Every GPU model with prices that can run ``workload``, its cheapest rental, cheapest first,
+    among the offers ``query`` admits (``OfferQuery.build``: GPU models, providers, regions, billing).
+
+    Per model: the fewest GPUs that hold the job (with ``deadline_hours``, also enough to finish in
+    time, at most ``gpus_max``), the hours on them, and the cheapest instance and billing mode. Options
+    over ``budget_cny`` are dropped. ``fastest`` and ``pareto`` mark the shown options. With a region
+    scope, the same plan over the offers outside it gives ``outside``: its first rentable option, when
+    that beats the cheapest inside on the total (for inference, the same as this job's CNY per million
+    tokens).
+    """
+    if workload.tokens is None:
+        raise UsageError("a plan needs the tokens the job processes", Phrase("e.g. {tokens} 2B"))
+    memory = workload.on()  # checks the workload
+    budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
+    query = query if query is not None else OfferQuery()
+    models = models_for(query)
+    inside, outside = offers_in_and_out_of_scope(conn, query, fx, stock=False)
+    away_models = {o.gpu_model for o in outside}
+    by_model = _by_model(inside)
+    excluded: list[Excluded] = []
+    options = _options(conn, workload, models, by_model, gpus_max, deadline, budget, excluded)
+    cheaper = None
+    if outside:  # the same plan on the offers outside the scope: its first rentable option, if cheaper
+        away = _options(conn, workload, models, _by_model(outside), gpus_max, deadline, budget, [])
+        first = next((o for o in away if o.rental.rentable), None)
+        best = next((o for o in options if o.rental.rentable), None)
+        if first is not None and (best is None or _order_key(first) < _order_key(best)):
+            cheaper = first
+    recent = recent_prices(conn, [o.rental.offer for o in options], history_days)
+    options = [replace(o, rental=replace(o.rental, history=recent.get(o.rental.offer.key))) for o in options]
+    return Plan(
+        workload=workload,
+        memory=memory,
+        options=tuple(mark(options)),
+        excluded=tuple(excluded),
+        unpriced=tuple(m.name for m in models if m.name not in by_model and m.name not in away_models),
+        priced_outside_only=tuple(m.name for m in models if m.name not in by_model and m.name in away_models),
+        gpus_max=gpus_max,
+        budget_cny=budget,
+        deadline_hours=deadline,
+        scope=query.scope,
+        outside=cheaper,
+    )
+
+
+def _by_model(offers: Sequence[Offer]) -> dict[str, list[Offer]]:
+    by_model: dict[str, list[Offer]] = {}
+    for offer in offers:
+        by_model.setdefault(offer.gpu_model, []).append(offer)
+    return by_model
+
+
+def _options(
+    conn: Connection,
+    workload: Workload,
+    models: Sequence[GpuModel],
+    by_model: Mapping[str, list[Offer]],
+    gpus_max: int | None,
+    deadline: float | None,
+    budget: Decimal | None,
+    excluded: list[Excluded],
+) -> list[PlanOption]:
+    """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
+    ``excluded`` with the reason."""
+    candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
+    for model in models:
+        if model.name not in by_model:
+            continue
+        found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
+        if isinstance(found, str):
+            excluded.append(Excluded(model.name, found))
+        else:
+            candidates[model.name] = (model, found[0], found[1], found[2])
+    # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
+    # (one query a round for every model).
+    costed = [
+        rentals(offers, gpu_hours, needed, gpus_max) for _, needed, offers, gpu_hours in candidates.values()
+    ]
+    options: list[PlanOption] = []
+    stocked = stocked_to_top_each(conn, costed, 1)
+    for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
+        best = rank_costs(costs)[0]
+        if budget is not None and best.total_cny > budget:
+            excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
+        else:
+            on = workload.on(model, best.gpus)
+            job, steady = per_million_tokens(on, best)
+            options.append(
+                PlanOption(
+                    on,
+                    best,
+                    needed,
+                    cny_per_million_tokens_job=job,
+                    cny_per_million_tokens_steady_state=steady,
+                )
+            )
+    # By total; for inference that is by this job's CNY per million tokens (total ÷ tokens), so the two agree.
+    return rank(options, lambda o: o.rental)
+
+
+def _order_key(option: PlanOption) -> tuple:
+    """What plan ranks by: the total (for inference the same order as this job's CNY per million tokens,
+    the total ÷ the tokens)."""
+    return (option.rental.total_cny,)
+
+
+def per_million_tokens(e: Estimate, rental: JobCost) -> tuple[float | None, float | None]:
+    """Inference: (CNY per million generated tokens in this job, in steady state); (None, None) for
+    training. See planner.workload.inference.job_cny_per_million_tokens and cny_per_million_tokens."""
+    if e.task != "inference" or e.gpu_hours is None or not e.tokens:
+        return None, None
+    rate = paid_cny_per_gpu_hour(rental.total_cny, rental.units_paid, rental.offer.billing, rental.gpus)
+    return job_cny_per_million_tokens(rental.total_cny, e.tokens), cny_per_million_tokens(
+        rate, e.gpu_hours, e.tokens
+    )
+
+
+def check_plan_filters(
+    gpus_max: int | None, budget_cny: Decimal | float | None, deadline_hours: float | None
+) -> tuple[Decimal | None, float | None]:
+    """Refuse nonsense filters before any database work; returns (budget, deadline)."""
+    if gpus_max is not None and (isinstance(gpus_max, bool) or not 1 <= gpus_max <= MAX_GPUS):
+        raise QuantityError("gpus_max", f"must be from 1 to {MAX_GPUS:,}, got {gpus_max}", "8")
+    budget = None
+    if budget_cny is not None:
+        budget = Decimal(str(budget_cny))
+        if not budget.is_finite() or budget <= 0:
+            raise QuantityError("budget", f"must be a positive amount of CNY, got {budget_cny}", "50000")
+    if deadline_hours is not None and not (0 < deadline_hours <= MAX_HOURS):
+        raise QuantityError(
+            "deadline_hours",
+            f"must be more than 0 and at most {MAX_HOURS:,} (ten years), got {deadline_hours:g}",
+            "72",
+        )
+    return budget, deadline_hours
+
+
+def models_for(query: OfferQuery) -> list[GpuModel]:
+    """The catalog models ``query`` names (every model when it names none), in catalog order."""
+    return [m for m in catalog.all_models() if not query.gpu_models or m.name in query.gpu_models]
+
+
+def _work_for(
+    workload: Workload,
+    model: GpuModel,
+    offers: list[Offer],
+    gpus_max: int | None,
+    deadline: float | None,
+) -> tuple[int, list[Offer], float] | str:
+    """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
+    try:
+        base = workload.on(model)
+    except NoFp8Error:  # FP8 training on an A100, say
+        return "no FP8 tensor cores for FP8 precision"
+    if base.gpu_hours is None:
+        return "the catalog has no dense TFLOPS figure for it, so no hours"
+    if base.gpus_needed is None:  # a ZeRO stage below 3 keeps more on every GPU than it has
+        return _held_by_none(base, model)
+    needed = base.gpus_needed
+    if deadline is not None:
+        needed = max(needed, math.ceil(base.gpu_hours / deadline - 1e-9))
+        if (
+            workload.task == "inference"
+        ):  # a catalog model's heads must split evenly (planner.workload.inference)
+            heads = (base.shape.heads, base.shape.kv_heads) if base.model else (None, None)
+            needed = serving_gpus(needed, *heads)
+    why = (
+        f"to finish in {deadline:g} h"
+        if needed > (base.gpus_needed or 1)
+        else f"to hold {base.memory_gb:.0f} GB"
+    )
+    if needed > MAX_GPUS:  # more than any plan rents: the deadline (or the model) is out of reach
+        return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
+    if gpus_max is not None and needed > gpus_max:
+        return f"needs {needed} GPUs {why}, more than the {gpus_max} allowed"
+    serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
+    if not serving:
+        if all(o.is_vgpu for o in offers):
+            return "only vGPU slices are offered"
+        if base.gpu_hours / needed > MAX_HOURS:
+            return f"would run more than ten years on {needed} GPUs; a deadline would use more"
+        return f"every instance has more GPUs than the {gpus_max} allowed"
+    return needed, serving, base.gpu_hours
+
+
+def _held_by_none(base: Estimate, model: GpuModel) -> str:
+    """Why no count of ``model`` holds the job (the estimate found none)."""
+    from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
+
+    if base.task != "inference" and base.zero_stage != DEFAULT_ZERO_STAGE:
+        whole = replicated_gb(base.breakdown, base.zero_stage)
+        return (
+            f"with ZeRO stage {base.zero_stage} every GPU holds {whole:.1f} GB of model states, more than "
+            f"its {model.memory_gb:g} GB"
+        )
+    return f"no number of {model.name} holds {base.memory_gb:.0f} GB"
+
+
+def mark(options: Sequence[PlanOption]) -> list[PlanOption]:
+    """Mark the fastest option (cheapest among equally fast) and every Pareto option (cost and time),
+    among those that can be rented now (among all when none can)."""
+    if not options:
+        return []
+    pool = [o for o in options if o.rental.rentable] or list(options)
+    in_pool = {id(o) for o in pool}
+    fastest = min(pool, key=lambda o: (o.rental.hours, o.rental.total_cny))
+    out = []
+    for o in options:
+        dominated = id(o) not in in_pool or any(
+            p.rental.total_cny <= o.rental.total_cny
+            and p.rental.hours <= o.rental.hours
+            and (p.rental.total_cny < o.rental.total_cny or p.rental.hours < o.rental.hours)
+            for p in pool
+        )
+        out.append(replace(o, fastest=o is fastest, pareto=not dominated))
+    return out

@@ -1,0 +1,172 @@
+"""The latest price of every instance and billing mode (``planner prices``), as records.
+
+``latest(engine, query)`` reads the database and returns a :class:`PriceList`; the command only prints
+it. When nothing matches, ``PriceList.would_match`` says what would (a variant, a region's spelling).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from planner.pricing.cost import OfferQuery
+
+# The CSV columns: the JSON record with its availability flattened into stock_* columns.
+CSV_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "billing",
+    "price",
+    "currency",
+    "unit",
+    "cny_per_gpu_hour",
+    "observed_at",
+    "source",
+    "from_snapshot",
+    "gpu_note",
+    "median_price",
+    "stock_status",
+    "stock_idle_gpus",
+    "stock_total_gpus",
+    "stock_max_idle_gpus_per_machine",
+    "stock_observed_at",
+)
+
+
+@dataclass(frozen=True)
+class ListedPrice:
+    """One instance's latest price on one billing mode, and the stock stated for it (or None)."""
+
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: float
+    billing: str
+    price: Decimal
+    currency: str
+    unit: str
+    cny_per_gpu_hour: Decimal
+    observed_at: dt.datetime
+    source: str | None
+    from_snapshot: bool
+    gpu_note: str | None
+    median_price: Decimal | None
+    availability: Any  # db.queries.Availability | None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["availability"] = self.availability.to_dict() if self.availability else None
+        return out
+
+    def flat(self) -> dict[str, Any]:
+        """The CSV row: availability as stock_* columns."""
+        a = self.availability
+        return self.to_dict() | {
+            "stock_status": a.stock_status if a else None,
+            "stock_idle_gpus": a.idle_gpus if a else None,
+            "stock_total_gpus": a.total_gpus if a else None,
+            "stock_max_idle_gpus_per_machine": a.max_idle_gpus_per_machine if a else None,
+            "stock_observed_at": a.observed_at if a else None,
+        }
+
+
+@dataclass(frozen=True)
+class NearMatch:
+    """What a query that matched nothing would match if loosened one way."""
+
+    variants: tuple[str, ...] = ()  # stored China variants of the GPUs asked for (H800 for H100)
+    regions: tuple[str, ...] = ()  # stored regions a region asked for is part of (cn-beijing for beijing)
+
+
+@dataclass(frozen=True)
+class PriceList:
+    """The prices a query matched, cheapest per GPU-hour first within each GPU model."""
+
+    rows: list[ListedPrice]
+    would_match: NearMatch  # when rows is empty: what else is stored that a user may have meant
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [r.to_dict() for r in self.rows]
+
+
+def latest(engine: Engine, query: OfferQuery) -> PriceList:
+    """The latest price of every instance and billing mode ``query`` selects, with its stock."""
+    from db.queries import current_availability, latest_prices
+
+    with engine.connect() as conn:
+        found = latest_prices(
+            conn,
+            list(query.gpu_models) or None,
+            list(query.providers) or None,
+            list(query.regions) or None,
+            list(query.billing) or None,
+        )
+        stock = current_availability(conn, found)
+        would_match = NearMatch() if found else _would_match(conn, query)
+    rows = [
+        ListedPrice(
+            provider=p.provider,
+            region=p.region,
+            instance_type=p.instance_type,
+            gpu_model=p.gpu_model,
+            gpu_count=p.gpu_count,
+            billing=p.billing,
+            price=p.price,
+            currency=p.currency,
+            unit=p.unit,
+            cny_per_gpu_hour=p.cny_per_gpu_hour,
+            observed_at=p.observed_at,
+            source=p.source,
+            from_snapshot=p.run_kind == "snapshot",
+            gpu_note=p.gpu_note,
+            median_price=p.median_price,
+            availability=stock.get((p.instance_id, p.billing)),
+        )
+        for p in sorted(found, key=lambda p: (p.gpu_model, p.cny_per_gpu_hour, p.provider))
+    ]
+    return PriceList(rows, would_match)
+
+
+def _would_match(conn: Any, query: OfferQuery) -> NearMatch:
+    """The stored China variants of a query's GPUs, and the stored regions its region names are part
+    of, each with the query's other filters."""
+    from db.queries import latest_prices
+
+    def any_price(models: Any = None, regions: Any = None) -> list[Any]:
+        return latest_prices(
+            conn,
+            models if models is not None else (list(query.gpu_models) or None),
+            list(query.providers) or None,
+            regions if regions is not None else (list(query.regions) or None),
+            list(query.billing) or None,
+        )
+
+    variants: list[str] = []
+    if query.gpu_models:
+        wanted = _variants_of(query.gpu_models) - set(query.gpu_models)
+        variants = sorted({p.gpu_model for p in any_price(models=sorted(wanted))}) if wanted else []
+    regions: list[str] = []
+    if query.regions:
+        stored = sorted({p.region for p in any_price(regions=[])})  # [] is no region filter
+        regions = [r for r in stored if any(q.lower() in r.lower() for q in query.regions)]
+    return NearMatch(tuple(variants), tuple(regions[:5]))
+
+
+def _variants_of(models: tuple[str, ...]) -> set[str]:
+    from planner import catalog
+
+    wanted = set(models)
+    out: set[str] = set()
+    for model in catalog.all_models():
+        base = getattr(model, "variant_of", None)
+        if base and base in wanted:
+            out.add(model.name)
+    return out

@@ -1,0 +1,271 @@
+"""The report pipeline: dated CSV reports and a price chart in a folder, optionally e-mailed.
+
+``planner report`` and the nightly schedule both call :func:`produce_report`; neither holds any of it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.errors import PlannerError, UsageError
+from planner.folders import ensure_folder
+from planner.wording import Phrase
+
+PASSWORD_ENV = "PLANNER_SMTP_PASSWORD"
+
+
+class ReportNotSent(PlannerError):
+    """The files are written but the e-mail could not be delivered."""
+
+    def __init__(self, message: str, hint: str, out_dir: Path):
+        super().__init__(message, hint)
+        self.out_dir = out_dir
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    report: Any  # reports.build.Report
+    out_dir: Path
+    files: tuple[Path, ...]
+    recipients: tuple[str, ...] = ()
+    refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    chart: Any = None  # reports.chart.Chart: the PNG drawn, or why not
+
+
+def default_out_dir(config: Any) -> Path:
+    """[report] out_dir, else ``reports`` in the data directory."""
+    from planner.config import data_dir
+
+    configured = config.section("report")["out_dir"]
+    return Path(configured).expanduser() if configured else data_dir() / "reports"
+
+
+def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
+    """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
+    from planner.config import secret
+    from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
+
+    email = config.section("email")
+    if not email["smtp_host"]:
+        raise UsageError(
+            "[email] smtp_host is empty", hint="set it to your SMTP server, e.g. smtp.example.com"
+        )
+    if email["ssl"] and email["starttls"]:
+        raise UsageError(
+            "[email] ssl and starttls are both true",
+            hint="ssl = true is TLS from the start (usually port 465); starttls = true upgrades a plain "
+            "connection (usually 587): set the other to false",
+        )
+    check_address(email["sender"], "[email] sender")
+    password = secret(PASSWORD_ENV, env)
+    if email["username"] and not password:
+        raise UsageError(
+            f"[email] username is set but {PASSWORD_ENV} is not",
+            hint=f"export {PASSWORD_ENV}=... (the password is read from the environment only)",
+        )
+    settings = SmtpSettings(
+        host=email["smtp_host"],
+        port=int(email["smtp_port"]),
+        starttls=email["starttls"],
+        ssl=email["ssl"],
+        username=email["username"],
+        sender=email["sender"],
+        password=password,
+        deadline_s=float(email["deadline_s"]),
+        allow_plain_login=email["allow_plain_login"],
+    )
+    refused = plain_login_refused(settings)
+    if refused:
+        raise UsageError(refused, hint=PLAIN_LOGIN_HINT)
+    return settings
+
+
+def check_address(address: str, what: str) -> str:
+    """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers). ``what``
+    says where it was given, as a :class:`Phrase` template (``"{email}"``, ``"[email] recipients"``)."""
+    from email.utils import parseaddr
+
+    if "\n" in address or "\r" in address:
+        raise UsageError(Phrase(what + ": an e-mail address cannot contain a line break"))
+    _, bare = parseaddr(address)
+    local, _, domain = bare.partition("@")
+    if not local or not domain or any(c.isspace() for c in bare):
+        raise UsageError(
+            Phrase(what + ": {address!r} is not an e-mail address", address=address),
+            hint="use name@example.com",
+        )
+    return address.strip()
+
+
+def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
+    """``--email ADDR`` values; a bare ``--email`` stands for [email] recipients."""
+    configured = list(config.section("email")["recipients"])
+    wanted: list[str] = []
+    for value in emails:
+        if value:
+            wanted.append(check_address(value, "{email}"))
+        elif not configured:
+            raise UsageError(
+                Phrase("{email} without an address needs [email] recipients"),
+                hint=Phrase("give {email} ADDR, or set recipients"),
+            )
+        else:
+            wanted.extend(check_address(a, "[email] recipients") for a in configured)
+    return list(dict.fromkeys(wanted))
+
+
+def report_day(config: Any) -> dt.date:
+    """Today in the team's time zone ([schedule] timezone): the date in the file names."""
+    from planner.config import zone
+
+    return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
+
+
+def cheapest_for(
+    gpu_models: Sequence[str], providers: Sequence[str], fx: Any, scope: str = "all"
+) -> Callable[[Any], Any]:
+    """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
+    within the region ``scope`` (``planner.pricing.query``), as a ``reports.data.CheapestChoice`` with a
+    line saying the scope and one per model with a cheaper option outside it (quote's line)."""
+    from planner.pricing.query import check_scope
+
+    scope = check_scope(scope, "[quote] scope")
+
+    def cheapest(conn: Any) -> Any:
+        from planner.pricing.cost import cheapest_in_and_out_of_scope
+        from planner.pricing.query import OfferQuery, cheaper_outside_line, within
+        from reports.data import CheapestChoice
+
+        query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
+        found, away = cheapest_in_and_out_of_scope(conn, query, fx)
+        notes = [scope_note(scope)]
+        for model, o in away.items():
+            amount = f"{model} at CNY {o.cny_per_gpu_hour:,.2f} per GPU-hour"
+            notes.append(cheaper_outside_line(scope, o, amount, '[quote] scope = "all" includes it'))
+        return CheapestChoice(
+            offers={m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()},
+            scope=scope,
+            in_scope=lambda provider, region: within(scope, provider, region),
+            notes=tuple(notes),
+        )
+
+    return cheapest
+
+
+def scope_note(scope: str) -> str:
+    """The report's line on its region scope: which regions the cheapest table (and so the chart) covers."""
+    from planner.pricing.query import ALL, scope_words
+
+    if scope == ALL:
+        return 'Cheapest options cover every region ([quote] scope = "all").'
+    return (
+        f'Cheapest options cover {scope_words(scope)} only ([quote] scope = "{scope}"); '
+        "the prices file lists every region."
+    )
+
+
+def produce_report(
+    app: Any,
+    *,
+    out_dir: Path | None = None,
+    recipients: Sequence[str] = (),
+    gpu_models: Sequence[str] = (),
+    providers: Sequence[str] = (),
+    sleep: Callable[[float], None] | None = None,
+    on_retry: Callable[[int, Any, float], None] | None = None,
+    on_loaded: Callable[[Any], None] | None = None,
+    chart: bool | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    on_created: Callable[[str], None] | None = None,
+    scope: str | None = None,
+) -> ReportOutcome:
+    """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
+
+    ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
+    are written and sent, ``on_warning`` gets one line and the e-mail a note. A missing ``out_dir`` is
+    created and ``on_created`` gets a line saying so. ``scope`` (None: [quote] scope) is the region
+    scope of the cheapest table and the chart.
+    Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
+    """
+    from planner.pricing.query import scope_setting
+    from planner.providers import PROVIDERS
+    from reports.build import build_report, write_report
+
+    day = report_day(app.config)
+    out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
+    wanted = app.config.section("report")["chart"] if chart is None else chart
+    engine, loaded = app.reading_engine()
+    if loaded and on_loaded:
+        on_loaded(loaded)
+    report = build_report(
+        engine,
+        day,
+        gpu_models=gpu_models,
+        providers=providers,
+        known_providers=PROVIDERS,
+        chart=wanted,
+        cheapest=cheapest_for(
+            gpu_models, providers, app.config.section("fx"), scope or scope_setting(app.config)
+        ),
+    )
+    try:
+        files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))
+    except OSError as err:
+        raise PlannerError(
+            f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
+            hint=Phrase("choose another folder with {out} or [report] out_dir"),
+        ) from None
+    drawn = draw_chart(report, out_dir, on_warning)
+    if not recipients:
+        return ReportOutcome(report, out_dir, files, chart=drawn)
+    from reports.mail import MailError, compose, new_id, send
+    from reports.summary import summarise
+
+    try:  # checked after writing, so a settings mistake never costs the nightly files
+        settings = smtp_settings(app.config)
+        recipients = [check_address(a, "recipient") for a in recipients]
+    except UsageError as err:
+        raise ReportNotSent(
+            f"could not e-mail the report: {err.message}",
+            f"{err.hint + '. ' if err.hint else ''}The report is on disk in {out_dir}",
+            out_dir,
+        ) from None
+    cid = new_id(settings.sender) if drawn.path else None
+    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None)
+    message = compose(
+        summary.subject,
+        summary.text,
+        summary.html,
+        settings.sender,
+        recipients,
+        files,
+        images=[(cid, drawn.path)] if cid else [],
+    )
+    try:
+        refused = send(message, settings, sleep=sleep, on_retry=on_retry)
+    except MailError as err:
+        raise ReportNotSent(
+            f"could not e-mail the report: {err.message}",
+            f"{err.hint}. The report is on disk in {out_dir}",
+            out_dir,
+        ) from None
+    return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn)
+
+
+def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | None = None):  # noqa: ANN201 - reports.chart.Chart
+    """``reports.chart.write_chart``, with any failure turned into a warning and a note."""
+    from reports.chart import Chart, why_not_drawn, write_chart
+
+    try:
+        return write_chart(report, out_dir)
+    except Exception as err:  # the chart is an extra: nothing that stops it may cost the CSVs or the e-mail
+        reason = why_not_drawn(err)
+        if on_warning:
+            on_warning(f"the price chart was not drawn: {reason}; the CSV files are complete")
+        return Chart(
+            note=f"The price chart could not be drawn ({reason}); the CSV files are complete.", failed=True
+        )

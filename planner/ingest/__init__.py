@@ -1,0 +1,1 @@
+"""Ingest: prices into the database (refresh, import, snapshot), normalised in one place."""

@@ -1,0 +1,1 @@
+"""Operations: the scheduler that runs the refresh, alerts and report jobs."""

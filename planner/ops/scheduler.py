@@ -1,0 +1,584 @@
+"""The nightly job: refresh the prices, then write the report and e-mail it; and the scheduler that
+runs it on a cron expression in a time zone.
+
+The job holds the refresh lock (``planner.ingest.lock``) while it refreshes, so two schedulers, or a
+scheduler and a person running ``planner refresh``, never refresh at once: the second one logs who
+holds the lock and skips its run. APScheduler (imported only here, only when scheduling) runs one
+job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
+period (a machine that was asleep at 02:00).
+
+A run is bounded: one still going after ``[schedule] job_timeout_s`` is abandoned (logged) so the next
+night starts on time instead of being skipped behind it; the first SIGTERM or SIGINT waits at most
+``[schedule] stop_wait_s`` for a running job and then exits. On the night a daylight-saving zone sets
+its clocks back, a time of day that happens twice runs once (the first time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import functools
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from planner.config import zone
+from planner.errors import PlannerError, UsageError
+from planner.ingest.lock import LockBusy, refresh_lock
+from vocab import RunStatus
+
+log = logging.getLogger("planner.schedule")  # the name in the log file
+
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # crontab numbering: 0 (and 7) = Sunday
+CRON_HINT = "five fields, minute hour day month weekday, e.g. '0 2 * * *' (02:00 every day)"
+
+
+def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler CronTrigger, imported lazily
+    """An APScheduler CronTrigger for a standard five-field crontab line, read the way cron reads it.
+
+    APScheduler 3 numbers weekdays from Monday = 0 (its ``from_crontab`` warns about this); cron
+    numbers them from Sunday = 0. The weekday field is therefore rewritten as day names first.
+    """
+    fields = cron.split()
+    if len(fields) != 5:
+        raise UsageError(f"[schedule] cron {cron!r} has {len(fields)} field(s), not 5", hint=CRON_HINT)
+    minute, hour, day, month, weekday = fields
+    try:
+        return _once_per_wall_clock_trigger()(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=crontab_weekdays(weekday),
+            timezone=zone(timezone),
+        )
+    except ValueError as err:
+        raise UsageError(f"[schedule] cron {cron!r} is not valid: {err}", hint=CRON_HINT) from None
+
+
+@functools.cache
+def _once_per_wall_clock_trigger():  # noqa: ANN202 - a CronTrigger subclass, apscheduler imported lazily
+    from apscheduler.triggers.cron import CronTrigger
+
+    class OncePerWallClock(CronTrigger):
+        """A CronTrigger that never fires at a local time of day it has already fired at: when the
+        clocks go back (fall-back night), 01:30 happens twice and cron runs the job once."""
+
+        def get_next_fire_time(self, previous_fire_time, now):  # noqa: ANN001, ANN201 - apscheduler's
+            fire = super().get_next_fire_time(previous_fire_time, now)
+            while fire is not None and previous_fire_time is not None:
+                if _wall_clock(fire, self.timezone) > _wall_clock(previous_fire_time, self.timezone):
+                    break
+                fire = super().get_next_fire_time(fire, fire)  # the repeated hour: the next one after it
+            return fire
+
+    return OncePerWallClock
+
+
+def _wall_clock(when: dt.datetime, tz: Any) -> dt.datetime:
+    return when.astimezone(tz).replace(tzinfo=None)
+
+
+def crontab_weekdays(field: str) -> str:
+    """A crontab weekday field (``1-5``, ``0,6``, ``*/2``, ``mon-fri``, ``7``) as day names."""
+    if field in ("*", "?"):
+        return "*"
+    days: set[int] = set()
+    for part in field.lower().split(","):
+        span, _, step_text = part.partition("/")
+        if step_text and not step_text.isdigit() or step_text == "0":
+            raise ValueError(f"bad step in weekday {part!r}")
+        step = int(step_text or 1)
+        if span == "*":
+            low, high = 0, 6
+        elif "-" in span:
+            first, last = span.split("-", 1)
+            low, high = _weekday(first), _weekday(last)
+            if high == 0 and low > 0:
+                high = 7  # "5-0" or "fri-sun": up to Sunday
+        else:
+            low = _weekday(span)
+            high = 6 if step_text else low
+        if low > high:
+            raise ValueError(f"weekday range {span!r} runs backwards")
+        days.update(d % 7 for d in range(low, high + 1, step))
+    return ",".join(_WEEKDAYS[d] for d in sorted(days))
+
+
+def _weekday(token: str) -> int:
+    if token.isdigit() and 0 <= int(token) <= 7:
+        return int(token)
+    if token[:3] in _WEEKDAYS and len(token) == 3:
+        return _WEEKDAYS.index(token[:3])
+    raise ValueError(f"bad weekday {token!r} (0-7 or sun..sat)")
+
+
+def next_runs(trigger: Any, count: int, now: dt.datetime | None = None) -> list[dt.datetime]:
+    """The next ``count`` fire times after ``now`` (aware datetimes in the trigger's time zone)."""
+    now = now or dt.datetime.now(trigger.timezone)
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    runs: list[dt.datetime] = []
+    previous = None
+    for _ in range(count):
+        fire = trigger.get_next_fire_time(previous, now)
+        if fire is None:
+            break
+        runs.append(fire)
+        previous = now = fire
+    return runs
+
+
+def format_run(when: dt.datetime, timezone: str) -> str:
+    """``2026-12-01 02:00 Asia/Shanghai (UTC+08:00)``."""
+    offset = when.strftime("%z")
+    return f"{when:%Y-%m-%d %H:%M} {timezone} (UTC{offset[:3]}:{offset[3:]})"
+
+
+def log_path(config: Any) -> Path:
+    from planner.config import data_dir
+
+    configured = config.section("schedule")["log_file"]
+    return Path(configured).expanduser() if configured else data_dir() / "planner.log"
+
+
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The log file; when it cannot be written (a full disk) one line says so on standard error, once
+    until it can be written again, instead of logging's traceback for every line."""
+
+    failing = False  # the last line could not be written
+    _written = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._written = True
+        super().emit(record)  # calls handleError when the write fails
+        if self._written:
+            self.failing = False
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the last lines could not be flushed: said already, by handleError
+            self.stream = None
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self._written = False
+        if not self.failing:
+            self.failing = True
+            err = sys.exc_info()[1]
+            reason = getattr(err, "strerror", None) or err
+            sys.stderr.write(
+                f"planner: cannot write the log file {self.baseFilename}: {reason} "
+                "(logging to standard error only until it can)\n"
+            )
+
+
+# Libraries that log at INFO from inside the job: their lines are not the schedule's (APScheduler's
+# "Added job"/"Running job", matplotlib's font cache, alembic's migration steps). Warnings still show.
+QUIET_LOGGERS = ("alembic", "apscheduler", "matplotlib", "PIL", "urllib3")
+
+
+class ZonedFormatter(logging.Formatter):
+    """Time stamps in the schedule's time zone (the one its cron is read in), with the offset."""
+
+    def __init__(self, timezone: str | None):
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        self.zone = ZoneInfo(timezone) if timezone else None
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        when = dt.datetime.fromtimestamp(record.created, self.zone or dt.UTC)
+        if self.zone is None:
+            when = when.astimezone()
+        return when.strftime("%Y-%m-%d %H:%M:%S%z")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The line without control or invisible characters (a provider's text can carry a CSI)."""
+        from planner.text import printable
+
+        return "\n".join(printable(line) for line in super().format(record).split("\n"))
+
+
+@contextlib.contextmanager
+def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
+    """Log the schedule's own INFO lines (and every library's warnings) to ``path`` (rotated at 5 MB,
+    5 kept) and to standard error, stamped in ``timezone``, for the duration of the block (so tests
+    and repeated calls do not pile up handlers)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        to_file = _LogFile(path, maxBytes=5_000_000, backupCount=5, encoding="utf-8")
+    except OSError as err:
+        raise PlannerError(
+            f"cannot write the log file {str(path)!r}: {err.strerror}", hint="set [schedule] log_file"
+        ) from None
+    to_console = logging.StreamHandler(sys.stderr)
+    formatter = ZonedFormatter(timezone)
+    root = logging.getLogger()
+    old_level = root.level
+    quiet = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    old_quiet = [logger.level for logger in quiet]
+    for logger in quiet:
+        logger.setLevel(logging.WARNING)
+    for handler in (to_file, to_console):
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for handler in (to_file, to_console):
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(old_level)
+        for logger, level in zip(quiet, old_quiet, strict=True):
+            logger.setLevel(level)
+
+
+def refresh_step(app: Any, verbose: bool = False, from_raw: Path | None = None) -> Any:
+    """Refresh every enabled provider; returns the pipeline's RefreshSummary. ``verbose`` logs each
+    HTTP request (method, URL, status, bytes, time; secrets removed); ``from_raw`` replays a folder
+    saved by a refresh instead of asking the providers (the tests run the job on a recording)."""
+    from planner.ingest.refresh import run_refresh
+
+    return run_refresh(
+        app.engine(),
+        app.config,
+        from_raw=from_raw,
+        progress=lambda line: log.info("refresh: %s", line),
+        request_log=(lambda line: log.info("http: %s", line)) if verbose else None,
+    )
+
+
+def report_step(app: Any) -> int:
+    """Write the report and, with [schedule] email = true, send it to [email] recipients."""
+    from planner.answers.report import ReportNotSent, produce_report
+
+    wanted = app.config.section("schedule")["email"]
+    recipients = list(app.config.section("email")["recipients"]) if wanted else []
+    if wanted and not recipients:
+        log.warning("[schedule] email is true but [email] recipients is empty: writing the report only")
+    try:
+        outcome = produce_report(
+            app,
+            recipients=recipients,
+            on_retry=lambda n, err, wait_s: log.warning(
+                "e-mail attempt %d failed: %s; retrying in %g s", n, err.message, wait_s
+            ),
+            on_warning=lambda line: log.warning("report: %s", line),
+            on_created=lambda line: log.info("report: %s", line),
+        )
+    except ReportNotSent as err:
+        log.error("report written to %s but not sent: %s (%s)", err.out_dir, err.message, err.hint)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("report failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+        return err.exit_code
+    log.info("report: wrote %d file(s) to %s", len(outcome.files), outcome.out_dir)
+    if outcome.chart is not None and outcome.chart.path:
+        log.info("report: drew %s", outcome.chart.path.name)
+    if outcome.recipients:
+        log.info("report: sent to %s", ", ".join(outcome.recipients))
+    for address, (code, reply) in outcome.refused.items():
+        log.error("report: %s refused by the server: %s %s", address, code, reply)
+    return 1 if outcome.refused else 0
+
+
+def run_job(
+    app: Any,
+    refresh: Callable[[Any], Any] | None = None,
+    report: Callable[[Any], int] | None = None,
+    holder: str = "planner schedule",
+) -> int:
+    """Refresh under the lock, then report. The exit code: 0 all well, 1 something failed (see the
+    log), 75 skipped because another refresh holds the lock.
+
+    ``refresh`` and ``report`` default to refresh_step and report_step (looked up when called).
+    """
+    refresh = refresh or refresh_step
+    report = report or report_step
+    log.info("job: refresh, then report")
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            summary = refresh(app)
+            alerts_step(app)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("refresh failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+        refresh_code = err.exit_code
+    except Exception:
+        log.exception("refresh crashed")
+        refresh_code = 1
+    else:
+        parts = [
+            f"{o.provider} {o.status} ({o.offers} offers, {o.stored} stored, {o.changed} changed)"
+            for o in summary.outcomes
+        ]
+        log.info("refresh finished: %s", "; ".join(parts) or "no provider")
+        for o in summary.outcomes:
+            if o.status == RunStatus.FAILED:
+                log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
+        refresh_code = summary.exit_code
+    try:
+        report_code = report(app)
+    except Exception:
+        log.exception("report crashed")
+        report_code = 1
+    summary_step(app)
+    code = max(refresh_code, report_code)
+    log.info("job finished with exit code %d", code)
+    return code
+
+
+class BoundedJob:
+    """The job run in a thread of its own, waited for at most ``timeout_s``: a run still going then is
+    abandoned (logged, its thread left to end on its own), so the scheduler's one worker is free and
+    the next run starts on time instead of being skipped behind a hung one. ``stop()`` abandons a
+    running job at once (the scheduler is exiting)."""
+
+    def __init__(self, job: Callable[[], Any], timeout_s: float, poll_s: float = 0.2):
+        self.job, self.timeout_s, self.poll_s = job, timeout_s, poll_s
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+
+    def __call__(self) -> Any:
+        done, result = threading.Event(), []
+
+        def work() -> None:
+            try:
+                result.append(self.job())
+            except Exception:
+                log.exception("job crashed")
+            finally:
+                done.set()
+
+        self._idle.clear()
+        try:
+            threading.Thread(target=work, name="planner-job", daemon=True).start()
+            ends = time.monotonic() + self.timeout_s
+            while not done.wait(self.poll_s):
+                if self._stop.is_set():
+                    log.error("job abandoned: the scheduler is stopping")
+                    return None
+                if time.monotonic() >= ends:
+                    log.error(
+                        "job still running after %g s ([schedule] job_timeout_s): abandoned, so the next "
+                        "run starts on time",
+                        self.timeout_s,
+                    )
+                    return None
+            return result[0] if result else None
+        finally:
+            self._idle.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """True once no run is going (at once when none is), False if one still is after ``timeout_s``."""
+        return self._idle.wait(timeout_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def make_scheduler(
+    trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any], job_timeout_s: float = 7200.0
+):  # noqa: ANN201
+    """A scheduler running ``job`` on ``trigger`` in a thread of its own: one at a time, missed runs
+    coalesced into one, a run missed by less than ``grace_s`` still run, a run going for longer than
+    ``job_timeout_s`` abandoned. Returns (scheduler, APScheduler job); the BoundedJob is its ``func``."""
+    from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
+    from apscheduler.executors.pool import ThreadPoolExecutor
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    scheduler = BackgroundScheduler(
+        timezone=trigger.timezone,
+        executors={"default": ThreadPoolExecutor(max_workers=1)},
+    )
+    scheduled = scheduler.add_job(
+        BoundedJob(job, job_timeout_s),
+        trigger,
+        id="refresh-and-report",
+        name="refresh and report",
+        coalesce=True,
+        max_instances=1,
+        misfire_grace_time=grace_s,
+    )
+
+    def after(_event: Any) -> None:
+        if scheduled.next_run_time:
+            log.info("next run: %s", format_run(scheduled.next_run_time, timezone))
+
+    scheduler.add_listener(after, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
+    return scheduler, scheduled
+
+
+def run_scheduler(
+    trigger: Any,
+    timezone: str,
+    grace_s: int,
+    job: Callable[[], Any],
+    poll_s: float = 0.5,
+    stock: tuple[float, Callable[[], Any]] | None = None,
+    *,
+    job_timeout_s: float = 7200.0,
+    stop_wait_s: float = 60.0,
+) -> None:
+    """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT (and ``stock``, (seconds,
+    job), every so many seconds: ``add_stock_job``).
+
+    The first signal stops scheduling and gives a running job ``stop_wait_s`` to finish, then exits
+    (a refresh cut short stores nothing half-way); a second one exits at once.
+    The main thread only waits for signals while the scheduler works in its own thread (rather than
+    APScheduler's BlockingScheduler in the main thread): a signal handler that stopped a scheduler
+    running in its own thread could deadlock on a lock that thread held when the signal came, so
+    the handler only records the signal and the main thread stops the scheduler.
+    """
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s)
+    if stock is not None:
+        every_s, stock_job = stock
+        add_stock_job(scheduler, every_s, BoundedJob(stock_job, job_timeout_s))  # it shares the worker
+    bounded = [j.func for j in scheduler.get_jobs() if isinstance(j.func, BoundedJob)]
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if received:
+            os.write(2, b"planner schedule: second signal, exiting now\n")
+            os._exit(128 + signum)
+        received.append(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        scheduler.start()
+        first = next_runs(trigger, 1)
+        log.info("next run: %s", format_run(first[0], timezone) if first else "never")
+        while not received:
+            time.sleep(poll_s)
+        name = signal.Signals(received[0]).name
+        log.info(
+            "%s: stopping (a running job gets %g s to finish; send it again to exit now)", name, stop_wait_s
+        )
+        scheduler.pause()  # no new run from here on
+        ends = time.monotonic() + stop_wait_s
+        if not all(b.wait_idle(max(0.0, ends - time.monotonic())) for b in bounded):
+            log.error("the running job did not finish within %g s: exiting without it", stop_wait_s)
+        for b in bounded:
+            b.stop()
+        scheduler.shutdown(wait=True)
+    finally:
+        if scheduler.running:
+            scheduler.shutdown(wait=False)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    log.info("scheduler stopped")
+
+
+# --- alerts and the stock refresh between nights (planner.alerts) ---------------------------------
+
+STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes would not be polite
+STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
+
+
+def alerts_step(app: Any) -> None:
+    """Check the [[alerts]] rules after a refresh (inside the refresh lock); never raises."""
+    from planner.alerts.check import after_refresh
+
+    after_refresh(app.engine(), app.config, log.info, log.warning)
+
+
+def summary_step(app: Any) -> None:
+    """Send the report's summary to [schedule] report_channels, if any; never raises."""
+    if not app.config.section("schedule").get("report_channels"):
+        return
+    try:
+        from planner.alerts.digest import send_digest
+        from planner.answers.report import cheapest_for, report_day
+        from planner.pricing.query import scope_setting
+        from planner.providers import PROVIDERS
+        from reports.build import build_report
+
+        engine = app.engine()
+        cheapest = cheapest_for((), (), app.config.section("fx"), scope_setting(app.config))
+        report = build_report(
+            engine, report_day(app.config), known_providers=PROVIDERS, chart=False, cheapest=cheapest
+        )
+        for d in send_digest(engine, app.config, report):
+            if d.ok:
+                log.info("summary: sent to %s (%s)", d.channel, d.kind)
+            else:
+                log.error("summary: %s (%s) failed: %s", d.channel, d.kind, d.error)
+    except PlannerError as err:
+        log.error("summary not sent: %s%s", err.message, f" ({err.hint})" if err.hint else "")
+    except Exception:
+        log.exception("summary crashed")
+
+
+def every_seconds(text: str) -> int | None:
+    """``"1h"`` -> 3600, ``"30m"`` -> 1800, ``""`` -> None (off); UsageError for anything else."""
+    import re
+
+    text = text.strip().lower()
+    if not text:
+        return None
+    found = re.fullmatch(r"(\d+)\s*(m|min|h|hour|hours)", text)
+    if not found:
+        raise UsageError(f"[schedule] stock_every {text!r} is not a duration", hint=STOCK_EVERY_HINT)
+    seconds = int(found.group(1)) * (60 if found.group(2).startswith("m") else 3600)
+    if not STOCK_EVERY_MIN_S <= seconds <= 86400:
+        raise UsageError(f"[schedule] stock_every {text!r} is out of range", hint=STOCK_EVERY_HINT)
+    return seconds
+
+
+def stock_providers(config: Any) -> list[str]:
+    """[schedule] stock_providers as canonical names; UnknownNameError for a typo."""
+    from planner.providers import canonical_provider
+
+    return [canonical_provider(p) for p in config.section("schedule").get("stock_providers", [])]
+
+
+def run_stock_job(app: Any, holder: str = "planner schedule (stock)") -> int:
+    """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then check the
+    alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
+    from planner.ingest.refresh import run_refresh
+
+    names = stock_providers(app.config)
+    log.info("stock job: refreshing %s", ", ".join(names))
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            summary = run_refresh(
+                app.engine(), app.config, names, progress=lambda line: log.info("stock: %s", line)
+            )
+            alerts_step(app)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this stock run", err.holder)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("stock refresh failed: %s", err.message)
+        return err.exit_code
+    except Exception:
+        log.exception("stock refresh crashed")
+        return 1
+    return summary.exit_code
+
+
+def add_stock_job(scheduler: Any, every_s: float, job: Callable[[], Any]) -> Any:
+    """Run ``job`` every ``every_s`` seconds beside the nightly job (same single worker: never both at
+    once); a run missed while another job ran is skipped, not queued."""
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    return scheduler.add_job(
+        job,
+        IntervalTrigger(seconds=every_s, timezone=scheduler.timezone),
+        id="stock-refresh",
+        name="stock and price refresh",
+        coalesce=True,
+        max_instances=1,
+        misfire_grace_time=60,
+    )

@@ -1,0 +1,239 @@
+"""The offer every command sees: one instance's latest price on one billing mode, with the provider's
+last word on stock, and the one stock rule (``availability``).
+
+Split out of ``planner.pricing.cost`` by a pure move, so that ``planner.pricing.query`` and ``planner.pricing.tiers``
+(which ``pricing`` imports) can name ``Offer`` without importing ``pricing`` back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from planner.billing import SPOT
+from planner.ingest.normalize import per_gpu_hour
+from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
+from reports.cells import iso_time
+from vocab import StockStatus
+
+# --- availability -------------------------------------------------------------------------------
+
+
+class Availability(StrEnum):
+    """Whether an offer can be rented now for a job, from the provider's last refresh."""
+
+    AVAILABLE = "available"  # the provider said so (or has enough idle GPUs)
+    UNKNOWN = "unknown"  # the provider states no stock: counts as rentable
+    SOLD_OUT = "sold_out"
+    SHORT = "short"  # fewer idle GPUs than the job needs (in all, or on one marketplace machine)
+    NOT_ORDERABLE = "not_orderable"  # idle, but fewer orderable GPUs than the job needs (AutoDL)
+
+    @property
+    def rentable(self) -> bool:
+        return self in (Availability.AVAILABLE, Availability.UNKNOWN)
+
+    @property
+    def words(self) -> str:
+        """The state for a line of text: "sold out", "short of idle GPUs", "not orderable", ..."""
+        return _WORDS[self]
+
+
+# What quote, plan and their table say when no option can be rented: every unrentable state named.
+NOTHING_RENTABLE = (
+    "every option is sold out, short of idle GPUs or not orderable at its provider's last refresh"
+)
+
+_WORDS = {
+    Availability.AVAILABLE: "available",
+    Availability.UNKNOWN: "stock not stated",
+    Availability.SOLD_OUT: "sold out",
+    Availability.SHORT: "short of idle GPUs",
+    Availability.NOT_ORDERABLE: "not orderable",
+}
+
+
+@dataclass(frozen=True)
+class Stock:
+    """What a provider last said about one instance and billing mode, and when."""
+
+    stock_status: str | None  # available | low | sold_out | unknown | None
+    idle_gpus: int | None
+    total_gpus: int | None
+    observed_at: dt.datetime
+    orderable_gpus: int | None = None  # GPUs that can be ordered now (AutoDL's gpu_order_num)
+    # A marketplace (AutoDL) sums the counts above over its machines; a job's GPUs are rented on one of
+    # them: the most idle (orderable) GPUs on any one machine. None where not stated (other providers,
+    # stock stored before these were recorded).
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
+
+    @classmethod
+    def of(cls, record: Any) -> Stock:
+        """From a ``db.queries.Availability``; the counts it does not carry are None."""
+        return cls(
+            record.stock_status,
+            record.idle_gpus,
+            record.total_gpus,
+            record.observed_at,
+            getattr(record, "orderable_gpus", None),
+            getattr(record, "max_idle_gpus_per_machine", None),
+            getattr(record, "max_orderable_gpus_per_machine", None),
+        )
+
+    @property
+    def rentable_gpus(self) -> int | None:
+        """GPUs a renter can take now, where the provider counts them: the orderable ones where
+        stated (AutoDL lists idle GPUs it takes no order for), else the idle ones."""
+        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stock_status": self.stock_status,
+            "idle_gpus": self.idle_gpus,
+            "total_gpus": self.total_gpus,
+            "orderable_gpus": self.orderable_gpus,
+            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
+            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
+            "observed_at": iso_time(self.observed_at),
+        }
+
+
+def availability(stock: Stock | None, gpus_needed: float, gpus_on_one_machine: float = 0) -> Availability:
+    """The one stock rule: can ``gpus_needed`` GPUs be rented now, by what the provider last said?
+
+    ``gpus_on_one_machine``: how many of them must be idle on one machine of a marketplace whose counts
+    are summed over machines (``Offer.gpus_on_one_machine``; 0 where an instance is a machine). Judged
+    against the most idle (orderable) GPUs on any one machine where the provider states it; where it
+    does not, by the sums alone.
+    """
+    if stock is None:
+        return Availability.UNKNOWN
+    if stock.idle_gpus == 0:
+        return Availability.SOLD_OUT
+    if stock.idle_gpus is not None and stock.idle_gpus < gpus_needed:
+        return Availability.SHORT
+    most_idle, most_orderable = stock.max_idle_gpus_per_machine, stock.max_orderable_gpus_per_machine
+    if most_idle is not None and most_idle < gpus_on_one_machine:
+        return Availability.SHORT  # 40 idle over 20 machines is not 8 on one
+    # Before the status: AutoDL's idle GPUs that take no order are stored as sold out (db.schema).
+    if stock.orderable_gpus is not None and stock.orderable_gpus < gpus_needed:
+        return Availability.NOT_ORDERABLE
+    if most_orderable is not None and most_orderable < gpus_on_one_machine:
+        return Availability.NOT_ORDERABLE
+    if stock.stock_status == StockStatus.SOLD_OUT:
+        return Availability.SOLD_OUT
+    if stock.stock_status in (StockStatus.AVAILABLE, StockStatus.LOW) or stock.idle_gpus is not None:
+        return Availability.AVAILABLE
+    return Availability.UNKNOWN
+
+
+# --- the offer ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One instance's latest price on one billing mode, as every command sees it."""
+
+    instance_id: int
+    provider: str
+    region: str
+    instance_type: str
+    gpu_model: str
+    gpus_per_instance: float
+    billing: str
+    unit_price: Decimal  # the latest list price, per instance and unit, in ``currency``
+    unit: str
+    currency: str
+    cny_per_currency: Decimal  # the [fx] rate it is costed at (1 for CNY)
+    observed_at: dt.datetime
+    source: str | None
+    from_snapshot: bool
+    gpu_note: str | None = None
+    china_variant: bool = False
+    tiers: tuple[tuple[int, Decimal], ...] = ()  # hourly steps after the first: (from hour, price)
+    median_unit_price: Decimal | None = None  # a marketplace's median listing (AutoDL)
+    vcpus: int | None = None
+    memory_gb: float | None = None
+    stock: Stock | None = field(default=None, compare=False)
+
+    @property
+    def cny_per_gpu_hour(self) -> Decimal:
+        """The list price per GPU-hour, unrounded: a period's price over all its hours (730 a month),
+        divided by the instance's GPUs; Tencent's first hourly tier."""
+        return per_gpu_hour(self.unit_price * self.cny_per_currency, self.billing, self.gpus_per_instance)
+
+    @property
+    def availability(self) -> Availability:
+        """Can one instance be rented now?"""
+        return availability(self.stock, self.gpus_per_instance, self.gpus_on_one_machine(1))
+
+    @property
+    def per_gpu_listing(self) -> bool:
+        """One GPU of a marketplace's shared machines (AutoDL): a job rents its GPUs one by one, from
+        machines of up to ``MARKET_MACHINE_GPUS``."""
+        return self.provider in MARKETPLACES and self.gpus_per_instance == 1
+
+    def machines(self, instances: int) -> int:
+        """Separate machines ``instances`` of this offer span: one each, or a marketplace's machines of
+        up to ``MARKET_MACHINE_GPUS`` GPUs (the fewest that hold them)."""
+        return math.ceil(instances / MARKET_MACHINE_GPUS) if self.per_gpu_listing else instances
+
+    def gpus_on_one_machine(self, instances: int) -> int:
+        """How many of ``instances`` per-GPU listings must be idle on one machine: spread evenly over
+        ``machines``, the largest share (all of them up to 8; 8 of 16; 6 of 12). 0 for a cloud instance,
+        whose stock counts instances that are each a machine."""
+        if not self.per_gpu_listing or instances <= 0:
+            return 0
+        return math.ceil(instances / self.machines(instances))
+
+    @property
+    def interruptible(self) -> bool:
+        return self.billing == SPOT
+
+    @property
+    def age_days(self) -> int:
+        """Whole days since the price was observed (UTC days; 0 for today's)."""
+        return max(0, (dt.datetime.now(dt.UTC).date() - self.observed_at.date()).days)
+
+    def at_price(self, price: Decimal) -> Offer:
+        """This offer at another unit price (a 30-day basis); the hourly tiers keep their ratio to it."""
+        if price == self.unit_price:
+            return self
+        scale = price / self.unit_price if self.unit_price else Decimal(1)
+        return replace(self, unit_price=price, tiers=tuple((h, p * scale) for h, p in self.tiers))
+
+    @property
+    def is_vgpu(self) -> bool:
+        return self.gpus_per_instance < 1 or self.gpus_per_instance != int(self.gpus_per_instance)
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.instance_id, self.billing)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "region": self.region,
+            "instance_type": self.instance_type,
+            "gpu_model": self.gpu_model,
+            "gpus_per_instance": self.gpus_per_instance,
+            "billing": self.billing,
+            "unit_price": self.unit_price,
+            "unit": self.unit,
+            "currency": self.currency,
+            "cny_per_gpu_hour": self.cny_per_gpu_hour,
+            "observed_at": iso_time(self.observed_at),
+            "age_days": self.age_days,
+            "source": self.source,
+            "from_snapshot": self.from_snapshot,
+            "china_variant": self.china_variant,
+            "gpu_note": self.gpu_note,
+            "interruptible": self.interruptible,
+            "median_unit_price": self.median_unit_price,
+            "availability": self.stock.to_dict() if self.stock else None,  # what the provider said
+            "stock_state": self.availability.value,  # what that means for one instance
+        }

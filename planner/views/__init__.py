@@ -1,0 +1,1 @@
+"""Text for people: what the commands print beside their records (notes, plots)."""

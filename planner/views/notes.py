@@ -1,0 +1,56 @@
+"""Notes under a table: why a row's GPU model is marked inferred (the ``*`` note, each reason once), and
+the line naming a cheaper option outside the region scope.
+
+Sources word the same reason per instance family or per size ("GPU inferred from the gn7e family, not
+stated by Aliyun", "... the gn7i family ..."); listed as they come, one reason fills a screen. Notes
+that differ only in the family (or the assumed size) are folded into one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.pricing.cost import JobCost
+
+_FAMILY = re.compile(r"^GPU inferred from the (?P<what>\S+) family, not stated by (?P<who>.+)$")
+_SIZE = re.compile(r"^(?P<who>\S+) memory size not stated by the source; assumed (?P<what>[\d.]+) GB$")
+
+
+def star_note(notes: Iterable[str | None]) -> str | None:
+    """ "* GPU model inferred, not stated by the source: REASON; REASON." with every reason once, or
+    None when no row is marked."""
+    families: dict[str, list[str]] = {}
+    sizes: dict[str, list[str]] = {}
+    others: list[str] = []
+    for note in dict.fromkeys(n.strip() for n in notes if n and n.strip()):
+        if found := _FAMILY.match(note):
+            families.setdefault(found["who"], []).append(found["what"])
+        elif found := _SIZE.match(note):
+            sizes.setdefault(found["who"], []).append(found["what"])
+        else:
+            others.append(note.rstrip("."))
+    reasons = [
+        f"from the instance family at {who} ({', '.join(sorted(what))})" for who, what in families.items()
+    ]
+    reasons += [
+        f"{who} memory size not stated, assumed {' or '.join(sorted(what, key=float))} GB"
+        for who, what in sizes.items()
+    ]
+    reasons += others
+    if not reasons:
+        return None
+    return "* GPU model inferred, not stated by the source: " + "; ".join(reasons) + "."
+
+
+def outside_lines(scope: str, cost: JobCost | None) -> list[str]:
+    """One line naming ``cost``, a cheaper rental outside ``scope`` (quote and tco), when there is one."""
+    from planner.pricing.cost import shown_total
+    from planner.pricing.query import cheaper_outside_line
+
+    if cost is None:
+        return []
+    amount = f"CNY {shown_total(cost.total_cny):,} in total"
+    return [cheaper_outside_line(scope, cost.offer, amount, "use --scope all")]

@@ -1,0 +1,1 @@
+"""Workload estimates: model architectures, memory, FLOPs, GPU-hours and decode speed."""

@@ -1,0 +1,1 @@
+"""Request signing for the providers' official APIs (ACS3, TC3)."""
