@@ -221,6 +221,24 @@ def test_the_link_check_sees_links_and_headings():
     assert slug(" `planner refresh` — today's prices") == "planner-refresh--todays-prices"
 
 
+# Repository paths written in a page: `planner/pricing/cost.py`, `tests/fixtures/raw/`, `db/migrations/`
+# (not /srv/planner/... or ~/.local/share/planner/..., which are paths on a user's machine).
+REPO_PATH = re.compile(r"(?<![\w/~.-])((?:planner|scrapers|db|reports|tests|bench|vocab|docs|\.ci)/[\w./-]*)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
+def test_every_repository_path_a_page_names_exists(page):
+    missing = sorted(
+        {path for path in REPO_PATH.findall(read(page)) if not (ROOT / path.rstrip(".")).exists()}
+    )
+    assert missing == [], "a module moved? name where it lives now"
+
+
+def test_the_path_check_tells_repository_paths_from_a_users():
+    text = "`planner/pricing/cost.py`, /srv/planner/.venv/bin/planner, ~/.local/share/planner/x, `tests/fixtures/<p>/`"
+    assert REPO_PATH.findall(text) == ["planner/pricing/cost.py", "tests/fixtures/"]
+
+
 # ---- the commands in code blocks
 
 
