@@ -16,17 +16,17 @@ from typing import Any
 from sqlalchemy import Row, RowMapping, Select, and_, func, select
 from sqlalchemy.engine import Connection
 
-from db import schema
 from db.queries import latest_rows, uses_lateral
-from db.schema import instances, prices, scrape_runs
+from db.schema import availability, instances, prices, scrape_runs
 from vocab import BillingMode
 
 # max_idle_gpus_per_machine: a marketplace's (AutoDL) idle GPUs are summed over machines; the most on one.
 STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 # The chart compares the headline price: pay by the hour, no commitment.
 TREND_BILLING = BillingMode.ON_DEMAND.value
-# Run columns a newer schema adds (0002); read when the database has them.
-RUN_EXTRAS = tuple(c for c in ("mode", "offers_skipped", "prices_flagged") if c in scrape_runs.c)
+# Run columns the health table shows after the counts: what the provider could see (public, account,
+# replay), offers not stored, stored prices flagged as tenfold moves.
+RUN_EXTRAS = ("mode", "offers_skipped", "prices_flagged")
 
 
 def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
@@ -166,13 +166,9 @@ def stock_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ) -> Sequence[RowMapping]:
     """The newest availability row of every series of the instances in scope: provider, region,
-    instance_type, billing, the ``STOCK_COLUMNS`` and observed_at_utc; none in a database from before
-    availability was recorded."""
-    table = getattr(schema, "availability", None)
-    if table is None:
-        return []
+    instance_type, billing, the ``STOCK_COLUMNS`` and observed_at_utc."""
     newest = latest_rows(
-        table,
+        availability,
         "run_id",
         wanted_instances(gpu_models, providers),
         name="newest",

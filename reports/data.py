@@ -83,7 +83,7 @@ HEALTH_COLUMNS = (
     "offers_seen",
     "prices_stored",
     "prices_changed",
-    *RUN_EXTRAS,  # shown when the database has them
+    *RUN_EXTRAS,
     "unknown_gpus",
     "error",
 )
