@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 from sqlalchemy.engine import Connection, Engine
 
+from db.report_queries import as_of
 from reports import data
 from reports.chart import TREND_DAYS
 from reports.csvfile import write_csv
@@ -84,7 +85,7 @@ def build_report(
         elif conn.dialect.name == "sqlite":
             conn.exec_driver_sql("BEGIN")
         latest = data.latest_frame(conn, models, names)
-        newest = data.as_of(conn, models, names)
+        newest = as_of(conn, models, names)
         choice = cheapest(conn) if cheapest else None
         tables = {
             "prices": latest,

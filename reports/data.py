@@ -1,10 +1,6 @@
-"""The report's tables as DataFrames, each read with one SQL query on the indexes (read only).
-
-Nothing loads the price history into Python: the latest prices come from ``db.queries.latest_prices``;
-price changes compare the newest day's observations with the latest observation in a bounded window
-before it, joined in SQL on ``ix_prices_observed_on`` and the (instance, billing, day) unique index;
-refresh health reads the newest run per provider; the chart's daily minimum per GPU model is grouped
-in SQL over a bounded window of ``ix_prices_observed_on``.
+"""The report's tables as DataFrames, shaped from the rows of one read each (read only): the latest
+prices from ``db.queries.latest_prices``, the rest from ``db.report_queries``, which says how each is
+kept on the indexes.
 """
 
 from __future__ import annotations
@@ -13,24 +9,19 @@ import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import pandas as pd
-from sqlalchemy import Select, and_, func, select
 from sqlalchemy.engine import Connection
 
-from db import schema
-from db.queries import latest_prices, latest_rows, uses_lateral
-from db.schema import instances, prices, scrape_runs
+from db.queries import latest_prices
+from db.report_queries import RUN_EXTRAS, STOCK_COLUMNS, change_rows, last_refreshes, stock_rows, trend_rows
 from vocab import BillingMode, StockStatus
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
 # before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
 # shows its change. The old observation's date is in every row (old_on).
 PERIODS = (("day", 1, 2), ("week", 7, 7))
-# max_idle_gpus_per_machine: a marketplace's (AutoDL) idle GPUs are summed over machines; the most on one.
-STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
-# The chart compares the headline price: pay by the hour, no commitment.
-TREND_BILLING = BillingMode.ON_DEMAND.value
 TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
 ALL_REGIONS = "all"
 
@@ -83,8 +74,6 @@ AVAILABILITY_COLUMNS = (
     "max_idle_gpus_per_machine",
     "observed_at_utc",
 )
-# Run columns a newer schema adds (0002); shown when the database has them.
-_RUN_EXTRAS = tuple(c for c in ("mode", "offers_skipped", "prices_flagged") if c in scrape_runs.c)
 HEALTH_COLUMNS = (
     "provider",
     "status",
@@ -94,7 +83,7 @@ HEALTH_COLUMNS = (
     "offers_seen",
     "prices_stored",
     "prices_changed",
-    *_RUN_EXTRAS,
+    *RUN_EXTRAS,
     "unknown_gpus",
     "error",
 )
@@ -111,15 +100,6 @@ class CheapestChoice:
     scope: str = ALL_REGIONS  # the region scope of the pick, as the cheapest table's scope column says
     in_scope: Callable[[str, str], bool] | None = None  # (provider, region) within the scope; None: all
     notes: tuple[str, ...] = ()  # one line saying the scope, one per model with a cheaper option outside
-
-
-def _wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
-    conditions = []
-    if gpu_models:
-        conditions.append(instances.c.gpu_model.in_(list(gpu_models)))
-    if providers:
-        conditions.append(instances.c.provider.in_(list(providers)))
-    return select(instances.c.id).where(*conditions)
 
 
 def _number(value: Decimal | float | int | None) -> float | None:
@@ -213,47 +193,6 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
     return best.reset_index()[columns]
 
 
-def as_of(
-    conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
-) -> dt.date | None:
-    """The newest observation day among the instances in scope (None for an empty database)."""
-    query = select(func.max(prices.c.observed_on))
-    if gpu_models or providers:
-        query = query.where(prices.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
-    return conn.execute(query).scalar()
-
-
-def trend_statement(
-    until: dt.date,
-    days: int,
-    gpu_models: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-) -> Select:
-    """The cheapest on-demand CNY per GPU-hour of each GPU model, provider and region per day, over the
-    ``days`` days that end on ``until``, with how many prices it was chosen from. Bounded by day, so only the window is read
-    (on ix_prices_observed_on; for a filtered report on the (instance, billing, day) unique index)."""
-    conditions = [
-        prices.c.observed_on > until - dt.timedelta(days=days),
-        prices.c.observed_on <= until,
-        prices.c.billing == TREND_BILLING,
-    ]
-    if gpu_models or providers:
-        conditions.append(prices.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
-    return (
-        select(
-            prices.c.observed_on.label("day"),
-            instances.c.gpu_model,
-            func.min(prices.c.cny_per_gpu_hour).label("cny_per_gpu_hour"),
-            func.count().label("offers"),
-            instances.c.provider,
-            instances.c.region,
-        )
-        .join(instances, instances.c.id == prices.c.instance_id)
-        .where(*conditions)
-        .group_by(prices.c.observed_on, instances.c.gpu_model, instances.c.provider, instances.c.region)
-    )
-
-
 def trend_frame(
     conn: Connection,
     until: dt.date | None,
@@ -262,9 +201,9 @@ def trend_frame(
     providers: Sequence[str] | None = None,
     choice: CheapestChoice | None = None,
 ) -> pd.DataFrame:
-    """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_statement``)
+    """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_rows``)
     within ``choice``'s region scope, by model then day; empty when ``until`` is None (no price at all)."""
-    rows = [] if until is None else conn.execute(trend_statement(until, days, gpu_models, providers)).all()
+    rows = [] if until is None else trend_rows(conn, until, days, gpu_models, providers)
     regional = in_scope(pd.DataFrame(rows, columns=[*TREND_COLUMNS, "provider", "region"]), choice)
     grouped = regional.groupby(["day", "gpu_model"], as_index=False, sort=False)
     frame = grouped.agg(cny_per_gpu_hour=("cny_per_gpu_hour", "min"), offers=("offers", "sum"))
@@ -272,63 +211,6 @@ def trend_frame(
     frame["day"] = pd.to_datetime(frame["day"])
     frame["offers"] = frame["offers"].astype("int64")
     return frame.sort_values(["gpu_model", "day"], kind="stable").reset_index(drop=True)
-
-
-def changes_statement(
-    day: dt.date,
-    period_days: int,
-    slack_days: int,
-    gpu_models: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-) -> Select:
-    """Prices observed on ``day`` that differ from the latest observation ``period_days`` to
-    ``period_days + slack_days`` before it. Both sides are picked by day on ix_prices_observed_on."""
-    new = prices.alias("new")
-    old = prices.alias("old")
-    reference = day - dt.timedelta(days=period_days)
-    earlier = (
-        select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
-        .where(
-            prices.c.observed_on <= reference,
-            prices.c.observed_on >= reference - dt.timedelta(days=slack_days),
-        )
-        .group_by(prices.c.instance_id, prices.c.billing)
-        .subquery("earlier")
-    )
-    percent = (new.c.price - old.c.price) * 100 / func.nullif(old.c.price, 0)
-    conditions = [new.c.observed_on == day, new.c.price != old.c.price]
-    if gpu_models or providers:
-        conditions.append(new.c.instance_id.in_(_wanted_instances(gpu_models, providers)))
-    return (
-        select(
-            instances.c.gpu_model,
-            instances.c.provider,
-            instances.c.region,
-            instances.c.instance_type,
-            new.c.billing,
-            old.c.observed_on.label("old_on"),
-            new.c.observed_on.label("new_on"),
-            old.c.price.label("old_price"),
-            new.c.price.label("new_price"),
-            new.c.currency,
-            new.c.unit,
-            percent.label("change_pct"),
-            old.c.cny_per_gpu_hour.label("old_cny_per_gpu_hour"),
-            new.c.cny_per_gpu_hour.label("new_cny_per_gpu_hour"),
-        )
-        .select_from(new)
-        .join(earlier, and_(earlier.c.instance_id == new.c.instance_id, earlier.c.billing == new.c.billing))
-        .join(
-            old,
-            and_(
-                old.c.instance_id == new.c.instance_id,
-                old.c.billing == new.c.billing,
-                old.c.observed_on == earlier.c.day,
-            ),
-        )
-        .join(instances, instances.c.id == new.c.instance_id)
-        .where(*conditions)
-    )
 
 
 def changes_frame(
@@ -342,7 +224,7 @@ def changes_frame(
     for label, days, slack in PERIODS:
         if day is None:
             break
-        rows = conn.execute(changes_statement(day, days, slack, gpu_models, providers)).mappings().all()
+        rows = change_rows(conn, day, days, slack, gpu_models, providers)
         frames.append(pd.DataFrame([{"since": label, **row} for row in rows], columns=list(CHANGE_COLUMNS)))
     frame = pd.concat(frames) if frames else pd.DataFrame(columns=list(CHANGE_COLUMNS))
     frame = _typed(
@@ -368,28 +250,9 @@ def availability_frame(
     derived from ``idle_gpus`` (none idle = sold_out); with nothing recorded it is "unknown".
     """
     frame = latest[["gpu_model", "provider", "region", "instance_type", "gpus_per_instance", "billing"]]
-    table = getattr(schema, "availability", None)
-    if table is None:  # a database from before availability was recorded
-        stock = pd.DataFrame(columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"])
-    else:
-        newest = latest_rows(
-            table,
-            "run_id",
-            _wanted_instances(gpu_models, providers),
-            name="newest",
-            lateral=uses_lateral(conn),
-        )
-        query = select(
-            instances.c.provider,
-            instances.c.region,
-            instances.c.instance_type,
-            newest.c.billing,
-            *(newest.c[c] for c in STOCK_COLUMNS),
-            newest.c.observed_at.label("observed_at_utc"),
-        ).join(instances, instances.c.id == newest.c.instance_id)
-        stock = pd.DataFrame(
-            conn.execute(query).mappings().all(), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
-        )
+    stock = pd.DataFrame(
+        stock_rows(conn, gpu_models, providers), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
+    )
     frame = frame.merge(stock, on=list(_KEY), how="left")
     for name in ("idle_gpus", "total_gpus", "max_idle_gpus_per_machine"):
         frame[name] = pd.to_numeric(frame[name]).round().astype("Int64")
@@ -405,26 +268,8 @@ def availability_frame(
 
 def health_frame(conn: Connection, providers: Sequence[str]) -> pd.DataFrame:
     """The last refresh of each provider (``providers`` first, then any other refreshed one)."""
-    newest = (
-        select(func.max(scrape_runs.c.id).label("id"))
-        .where(scrape_runs.c.kind == "refresh")
-        .group_by(scrape_runs.c.provider)
-        .subquery("newest")
-    )
-    query = select(
-        scrape_runs.c.provider,
-        scrape_runs.c.status,
-        scrape_runs.c.started_at,
-        scrape_runs.c.finished_at,
-        scrape_runs.c.offers_seen,
-        scrape_runs.c.prices_stored,
-        scrape_runs.c.prices_changed,
-        scrape_runs.c.unknown_gpus,
-        scrape_runs.c.error,
-        *(scrape_runs.c[c] for c in _RUN_EXTRAS),
-    ).join(newest, newest.c.id == scrape_runs.c.id)
-    found = {row.provider: row for row in conn.execute(query)}
-    records = []
+    found = last_refreshes(conn)
+    records: list[dict[str, Any]] = []
     for name in [*providers, *sorted(set(found) - set(providers))]:
         row = found.get(name)
         if row is None:
@@ -443,7 +288,7 @@ def health_frame(conn: Connection, providers: Sequence[str]) -> pd.DataFrame:
                 "prices_changed": row.prices_changed,
                 "unknown_gpus": row.unknown_gpus,
                 "error": row.error,
-                **{c: row._mapping[c] for c in _RUN_EXTRAS},
+                **{c: row._mapping[c] for c in RUN_EXTRAS},
             }
         )
     frame = pd.DataFrame.from_records(records, columns=list(HEALTH_COLUMNS))

@@ -13,14 +13,12 @@ from typing import Any
 
 import pytest
 
-from planner.alerts.channels import (
-    SendPolicy,
-    build_request,
-    deliver,
-    dingtalk_sign,
-    feishu_sign,
-)
-from planner.alerts.rules import Channel
+from planner.alerts.channels import deliver
+from planner.alerts.channels.base import Channel, SendPolicy
+from planner.alerts.channels.dingtalk import DINGTALK
+from planner.alerts.channels.dingtalk import sign as dingtalk_sign
+from planner.alerts.channels.feishu import FEISHU
+from planner.alerts.channels.feishu import sign as feishu_sign
 from planner.config import load_config
 from tests.helpers.alerts import (
     DING_OK,
@@ -80,8 +78,8 @@ def test_dingtalk_signature_matches_a_published_example():
     # secret "secret" -> "OuzzJR5%2BxZ4%2FEYwqtNt6sMYZQMTa%2FHEGvc9miJe7XzY%3D" once URL-encoded.
     sign = dingtalk_sign("1700000000000", "secret")
     assert urllib.parse.quote_plus(sign) == "OuzzJR5%2BxZ4%2FEYwqtNt6sMYZQMTa%2FHEGvc9miJe7XzY%3D"
-    url, _ = build_request(
-        "dingtalk", "https://oapi.dingtalk.com/robot/send?access_token=T", "secret", "t", "x", 1_700_000_000
+    url, _ = DINGTALK.build_request(
+        "https://oapi.dingtalk.com/robot/send?access_token=T", "secret", "t", "x", 1_700_000_000
     )
     assert url.endswith("&timestamp=1700000000000&sign=OuzzJR5%2BxZ4%2FEYwqtNt6sMYZQMTa%2FHEGvc9miJe7XzY%3D")
 
@@ -89,7 +87,7 @@ def test_dingtalk_signature_matches_a_published_example():
 def test_feishu_signature_is_hmac_keyed_with_timestamp_and_secret_over_nothing():
     expected = base64.b64encode(hmac.new(b"1599360473\nabc", b"", hashlib.sha256).digest()).decode()
     assert feishu_sign("1599360473", "abc") == expected
-    _, body = build_request("feishu", "https://x/hook/h", "abc", "title", "### title\n\nbody", 1599360473.9)
+    _, body = FEISHU.build_request("https://x/hook/h", "abc", "title", "### title\n\nbody", 1599360473.9)
     doc = json.loads(body)
     assert doc["timestamp"] == "1599360473" and doc["sign"] == expected
     assert doc["card"]["elements"] == [{"tag": "markdown", "content": "body"}]

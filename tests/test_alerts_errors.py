@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from planner.alerts.channels import MAX_ERROR_CHARS, SendPolicy, deliver
-from planner.alerts.rules import Channel
+from planner.alerts.channels import deliver
+from planner.alerts.channels.base import Channel, SendPolicy
+from planner.alerts.channels.webhook import MAX_ERROR_CHARS
 from planner.config import load_config
 from tests.helpers.alerts import (
     DING_SECRET,

@@ -248,7 +248,7 @@ def test_the_stock_job_refreshes_the_chosen_providers_under_the_lock_then_checks
         return refresh_module.RefreshSummary(())
 
     monkeypatch.setattr(refresh_module, "run_refresh", fake_refresh)
-    monkeypatch.setattr(schedule, "alerts_step", lambda app: calls.append("alerts"))
+    monkeypatch.setattr("planner.alerts.check.after_refresh", lambda *a: calls.append("alerts"))
     assert schedule.run_stock_job(app) == 0
     assert calls == [["autodl"], "alerts"]
     with refresh_lock(app.engine(), holder="someone else"), caplog.at_level(logging.WARNING):

@@ -134,7 +134,7 @@ def test_price_changes_since_the_previous_day_and_week_are_numbers_even_when_neg
 def test_changes_are_read_on_the_observed_on_index(engine):
     if engine.url.get_backend_name() != "sqlite":
         pytest.skip("the plan is checked on SQLite; PostgreSQL plans depend on table statistics")
-    from reports.data import changes_statement
+    from db.report_queries import changes_statement
 
     statement = changes_statement(dt.date(2026, 11, 20), 7, 7)
     compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})

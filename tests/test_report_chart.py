@@ -131,7 +131,7 @@ def test_the_reports_filters_apply_to_the_chart(run_cli, engine, tmp_path):
 def test_the_chart_is_read_on_the_observed_on_index(engine):
     if engine.url.get_backend_name() != "sqlite":
         pytest.skip("the plan is checked on SQLite; PostgreSQL plans depend on table statistics")
-    from reports.data import trend_statement
+    from db.report_queries import trend_statement
 
     def plan(*filters: object) -> str:
         statement = trend_statement(DAY, 30, *filters)

@@ -25,11 +25,12 @@ from sqlalchemy.engine import Connection, Engine
 
 from db import store
 from db.schema import alert_state
-from planner.alerts.channels import Delivery, Post, deliver
+from planner.alerts.channels import CHANNELS, deliver
+from planner.alerts.channels.base import Channel, Delivery, Post
 from planner.alerts.conditions import reason
 from planner.alerts.message import Firing, render
 from planner.alerts.offers import current_offers
-from planner.alerts.rules import Channel, Rule, load_channels, load_rules
+from planner.alerts.rules import Rule, load_channels, load_rules
 from planner.output import to_jsonable
 from vocab import RunStatus
 
@@ -206,7 +207,7 @@ def _send_pending(
             _clear(engine, name, items)
             continue
         firings = _firings(items, order)
-        title, text = render(firings, channel.kind)
+        title, text = render(firings, CHANNELS[channel.kind].max_bytes)
         delivery = deliver(channel, title, text, config=config, alerts=len(items), **send_kw)
         result.deliveries.append(delivery)
         with engine.begin() as conn:

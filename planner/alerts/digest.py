@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.alerts.channels import Delivery, Post, deliver
-from planner.alerts.message import MAX_BYTES, fit
+from planner.alerts.channels import CHANNELS, add_channel_hint, deliver
+from planner.alerts.channels.base import Delivery, Post
+from planner.alerts.message import fit
 from planner.alerts.rules import load_channels
 from vocab import PROBLEM_RUN_STATUSES
 
@@ -73,7 +74,7 @@ def send_digest(
         if name not in channels:
             raise ConfigError(
                 f"[schedule] report_channels names {name!r}, which is not a [channels.{name}] table",
-                hint=f'add [channels.{name}] with kind = "wecom" (or dingtalk, feishu, email)',
+                hint=add_channel_hint(name),
             )
     title, text = digest(report)
     deliveries = []
@@ -82,7 +83,9 @@ def send_digest(
         extra["sleep"] = sleep
     for name in names:
         channel = channels[name]
-        delivery = deliver(channel, title, fit(text, MAX_BYTES[channel.kind]), config=config, **extra)
+        delivery = deliver(
+            channel, title, fit(text, CHANNELS[channel.kind].max_bytes), config=config, **extra
+        )
         deliveries.append(delivery)
         with engine.begin() as conn:
             record_run(conn, delivery, what="the report's summary")

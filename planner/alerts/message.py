@@ -1,8 +1,8 @@
 """The one message a check sends to a channel: every alert that fired, with the offers behind it.
 
-Markdown of the subset the three robots share (headings, bold, lists); e-mail gets the same text. Each
-platform caps a message (WeCom markdown 4,096 bytes, DingTalk 20,000, Feishu 30 KB for a card), so a
-long message is cut on a line boundary and says how many lines it left out.
+Markdown of the subset the robots share (headings, bold, lists); e-mail gets the same text. Each
+platform caps a message (its kind's ``max_bytes``), so a long message is cut on a line boundary and
+says how many lines it left out.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# Bytes of UTF-8 a message may take per channel kind, a margin under each platform's documented cap.
-MAX_BYTES = {"wecom": 4000, "dingtalk": 19_000, "feishu": 28_000, "email": 1_000_000}
 MAX_OFFERS_PER_ALERT = 10
 
 
@@ -25,8 +23,8 @@ class Firing:
     offers: tuple[Mapping[str, Any], ...]  # AlertOffer.to_dict() plus "reason" and "fired_at"
 
 
-def render(firings: Sequence[Firing], kind: str) -> tuple[str, str]:
-    """(title, markdown) for ``kind``'s message."""
+def render(firings: Sequence[Firing], max_bytes: int) -> tuple[str, str]:
+    """(title, markdown) of the message, at most ``max_bytes`` of UTF-8 (the channel kind's limit)."""
     count = sum(len(f.offers) for f in firings)
     title = f"planner: {len(firings)} GPU alert(s), {count} offer(s)"
     lines = [f"### {title}", ""]
@@ -38,7 +36,7 @@ def render(firings: Sequence[Firing], kind: str) -> tuple[str, str]:
         if hidden > 0:
             lines.append(f"- … and {hidden} more (`planner alerts list`)")
         lines.append("")
-    return title, fit("\n".join(lines).rstrip() + "\n", MAX_BYTES.get(kind, 4000))
+    return title, fit("\n".join(lines).rstrip() + "\n", max_bytes)
 
 
 def offer_line(offer: Mapping[str, Any]) -> str:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from planner.alerts.channels import CHANNELS, add_channel_hint
+from planner.alerts.channels.base import Channel
 from planner.config import Config
 from planner.errors import ConfigError, UsageError
 
@@ -24,8 +26,7 @@ RULE_KEYS = ("name", "gpu", "provider", "region", "billing", "channels", "window
 DEFAULT_WINDOW_DAYS = 7
 MAX_NAME_CHARS = 64
 
-CHANNEL_KINDS = ("wecom", "dingtalk", "feishu", "email")
-CHANNEL_KEYS = ("kind", "recipients")  # recipients: e-mail only (default: [email] recipients)
+CHANNEL_KEYS = ("kind", *dict.fromkeys(key for kind in CHANNELS.values() for key in kind.keys))
 _CHANNEL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
 
@@ -75,23 +76,6 @@ class Rule:
         }
 
 
-@dataclass(frozen=True)
-class Channel:
-    """Where messages go. Webhook URL and secret are read from the environment when sending."""
-
-    name: str
-    kind: str  # one of CHANNEL_KINDS
-    recipients: tuple[str, ...] = ()  # e-mail only; empty = [email] recipients
-
-    @property
-    def url_env(self) -> str:
-        return f"PLANNER_WEBHOOK_{self.name.upper().replace('-', '_')}"
-
-    @property
-    def secret_env(self) -> str:
-        return f"{self.url_env}_SECRET"
-
-
 def plain(value: Decimal | None) -> str:
     """``Decimal("9.0")`` -> ``9``, ``Decimal("2.20")`` -> ``2.2``: a threshold as the user wrote it."""
     return "-" if value is None else f"{value.normalize():f}"
@@ -116,17 +100,16 @@ def load_channels(config: Config) -> dict[str, Channel]:
         _no_unknown_keys(table, CHANNEL_KEYS, where)
         kind = table.get("kind")
         kind = kind.strip().lower() if isinstance(kind, str) else kind  # "WeCom" is fine too
-        if kind not in CHANNEL_KINDS:
+        if kind not in CHANNELS:
             raise ConfigError(
-                f"{where}: kind must be one of {', '.join(CHANNEL_KINDS)}, got {kind!r}",
-                hint=_near(str(kind), CHANNEL_KINDS) or 'e.g. kind = "wecom"',
+                f"{where}: kind must be one of {', '.join(CHANNELS)}, got {kind!r}",
+                hint=_near(str(kind), list(CHANNELS)) or f'e.g. kind = "{next(iter(CHANNELS))}"',
             )
-        recipients = table.get("recipients", [])
-        if "recipients" in table and kind != "email":
-            raise ConfigError(f'{where}: recipients is for kind = "email" only', hint="remove it")
-        if not isinstance(recipients, list) or not all(isinstance(r, str) and "@" in r for r in recipients):
-            raise ConfigError(f"{where}: recipients must be a list of e-mail addresses")
-        out[name] = Channel(name, kind, tuple(recipients))
+        for key in table:
+            if key != "kind" and key not in CHANNELS[kind].keys:
+                takers = " or ".join(f'kind = "{k.name}"' for k in CHANNELS.values() if key in k.keys)
+                raise ConfigError(f"{where}: {key} is for {takers} only", hint="remove it")
+        out[name] = Channel(name, kind, **CHANNELS[kind].settings(table, where))
     return out
 
 
@@ -210,7 +193,7 @@ def _rule(table: Mapping[str, Any], index: int, channels: Mapping[str, Channel])
             near = _near(channel, list(channels))
             raise ConfigError(
                 f"{where}: channels names {channel!r}, which is not a [channels.{channel}] table",
-                hint=near or f'add [channels.{channel}] with kind = "wecom" (or dingtalk, feishu, email)',
+                hint=near or add_channel_hint(channel),
             )
     return Rule(
         name=name,

@@ -118,6 +118,7 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
     """
     import os
 
+    from planner.alerts.channels import CHANNELS
     from planner.alerts.check import RuleState, rule_states
     from planner.alerts.rules import load_channels, load_rules
 
@@ -139,10 +140,10 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
         {
             "name": c.name,
             "kind": c.kind,
-            "url_env": None if c.kind == "email" else c.url_env,
-            "url_set": None if c.kind == "email" else bool(os.environ.get(c.url_env)),
-            "secret_env": None if c.kind in ("email", "wecom") else c.secret_env,
-            "secret_set": None if c.kind in ("email", "wecom") else bool(os.environ.get(c.secret_env)),
+            "url_env": c.url_env if CHANNELS[c.kind].webhook else None,
+            "url_set": bool(os.environ.get(c.url_env)) if CHANNELS[c.kind].webhook else None,
+            "secret_env": c.secret_env if CHANNELS[c.kind].signed else None,
+            "secret_set": bool(os.environ.get(c.secret_env)) if CHANNELS[c.kind].signed else None,
         }
         for c in channels.values()
     ]

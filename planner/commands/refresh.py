@@ -72,8 +72,8 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
       planner refresh --from-raw tests/fixtures/raw --format json
       planner refresh -v --provider aliyun    # print every HTTP request to standard error
     """
-    from planner.ingest.lock import refresh_lock
     from planner.ingest.refresh import run_refresh
+    from planner.ingest.refresh_and_alert import refresh_and_alert
     from planner.providers import canonical_provider
 
     names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
@@ -82,8 +82,10 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
 
         load_rules(app.config)  # so is a bad alert rule
     engine = app.engine()
-    with refresh_lock(engine, holder="planner refresh"):  # one refresh at a time, the scheduler's too
-        summary = run_refresh(
+    summary = refresh_and_alert(  # one refresh at a time, the scheduler's too
+        engine,
+        app.config,
+        lambda: run_refresh(
             engine,
             app.config,
             names or None,
@@ -91,11 +93,11 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
             from_raw=from_raw,
             progress=lambda line: click.echo(line, err=True),
             request_log=(lambda line: click.echo(f"http: {line}", err=True)) if verbose else None,
-        )
-        if not no_alerts:
-            from planner.alerts.check import after_refresh
-
-            after_refresh(engine, app.config, lambda line: click.echo(line, err=True))
+        ),
+        holder="planner refresh",
+        say=lambda line: click.echo(line, err=True),
+        alerts=not no_alerts,
+    )
     emit(
         summary,
         fmt,

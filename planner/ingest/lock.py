@@ -9,7 +9,7 @@ link (a link planted under its predictable name is refused, never written throug
 regular file.
 
 Whoever refreshes takes it around the refresh (not inside ``run_refresh``, so a caller that already
-holds it can refresh)::
+holds it can refresh); ``planner.ingest.refresh_and_alert`` does, for the command and the scheduler::
 
     from planner.ingest.lock import refresh_lock
 

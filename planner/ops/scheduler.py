@@ -32,7 +32,8 @@ from zoneinfo import ZoneInfo
 
 from planner.config import zone
 from planner.errors import PlannerError, UsageError
-from planner.ingest.lock import LockBusy, refresh_lock
+from planner.ingest.lock import LockBusy
+from planner.ingest.refresh_and_alert import refresh_and_alert
 from vocab import RunStatus
 
 log = logging.getLogger("planner.schedule")  # the name in the log file
@@ -305,9 +306,9 @@ def run_job(
     report = report or report_step
     log.info("job: refresh, then report")
     try:
-        with refresh_lock(app.engine(), holder=holder):
-            summary = refresh(app)
-            alerts_step(app)
+        summary = refresh_and_alert(
+            app.engine(), app.config, lambda: refresh(app), holder=holder, say=log.info, warn=log.warning
+        )
     except LockBusy as err:
         log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
         return err.exit_code
@@ -486,13 +487,6 @@ STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes wo
 STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
 
 
-def alerts_step(app: Any) -> None:
-    """Check the [[alerts]] rules after a refresh (inside the refresh lock); never raises."""
-    from planner.alerts.check import after_refresh
-
-    after_refresh(app.engine(), app.config, log.info, log.warning)
-
-
 def summary_step(app: Any) -> None:
     """Send the report's summary to [schedule] report_channels, if any; never raises."""
     if not app.config.section("schedule").get("report_channels"):
@@ -551,11 +545,16 @@ def run_stock_job(app: Any, holder: str = "planner schedule (stock)") -> int:
     names = stock_providers(app.config)
     log.info("stock job: refreshing %s", ", ".join(names))
     try:
-        with refresh_lock(app.engine(), holder=holder):
-            summary = run_refresh(
+        summary = refresh_and_alert(
+            app.engine(),
+            app.config,
+            lambda: run_refresh(
                 app.engine(), app.config, names, progress=lambda line: log.info("stock: %s", line)
-            )
-            alerts_step(app)
+            ),
+            holder=holder,
+            say=log.info,
+            warn=log.warning,
+        )
     except LockBusy as err:
         log.warning("another refresh is running (%s): skipping this stock run", err.holder)
         return err.exit_code
