@@ -6,8 +6,7 @@ import click
 
 from planner.commands.emit import emit
 from planner.commands.options import format_option
-from planner.output import table
-from planner.units import format_count
+from planner.views.models import render_models
 
 MODEL_COLUMNS = (
     "name", "family", "total_params", "active_params", "experts", "experts_per_token", "layers", "hidden",
@@ -50,30 +49,6 @@ def models(family, fmt) -> None:  # noqa: ANN001
     emit(
         [s.to_dict() for s in specs],
         fmt,
-        table=_render_models,
+        table=render_models,
         csv=lambda rows: ([r | {"aliases": "|".join(r["aliases"])} for r in rows], MODEL_COLUMNS),
-    )
-
-
-def _render_models(rows: list[dict]) -> str:
-    body = []
-    for r in rows:
-        size = format_count(r["total_params"])
-        if r["experts"]:
-            size += f" ({format_count(r['active_params'])} active, {r['experts_per_token']}/{r['experts']} experts)"
-        kv = (
-            str(r["kv_heads"])
-            if r["attention"] != "MLA"
-            else f"latent {r['kv_lora_rank']}+{r['qk_rope_head_dim']}"
-        )
-        body.append([r["name"], size, str(r["layers"]), str(r["hidden"]), f"{r['heads']}", kv,
-                     str(r["head_dim"]), r["attention"], f"{r['vocab']:,}", f"{r['context']:,}"])  # fmt: skip
-    headers = ["model", "parameters", "layers", "hidden", "heads", "KV heads", "head dim", "attention",
-               "vocab", "context"]  # fmt: skip
-    return "\n".join(
-        [
-            table(body, headers, align_right=(2, 3, 4, 6, 8, 9)),
-            f"{len(rows)} models; sources (each model's config.json) in --format json or csv. "
-            "Use a name with `planner estimate --model NAME`; --params N for any other model.",
-        ]
     )
