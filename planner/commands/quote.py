@@ -9,7 +9,6 @@ from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     price_basis_option,
     provider_option,
@@ -19,7 +18,6 @@ from planner.commands.options import (
     variants_option,
 )
 from planner.pricing.cost import JobCost
-from planner.pricing.recent import check_basis
 from planner.views.quote import render_quote
 
 CSV_COLUMNS = (
@@ -148,26 +146,10 @@ def quote(
     """
     from planner.answers.quote import quote as run_quote
 
-    settings = app.config.section("quote")
-    request = QuoteRequest(
-        gpu=gpu,
-        hours=hours,
-        gpus=gpu_count,
-        days=days,
-        providers=providers,
-        regions=regions,
-        billing=billing,
-        top=top if top is not None else settings["top"],
-        include_variants=include_variants,
-        scope=chosen_scope(app, scope),
-        history_days=settings["history_days"],
-        price_basis=price_basis
-        if price_basis is not None
-        else check_basis(settings["price_basis"], "[quote] price_basis in the config"),
-    )
-    from planner.answers.quote import validate
-
-    validate(request)  # refuse bad arguments before touching the database
+    flags = {"gpu": gpu, "hours": hours, "gpus": gpu_count, "days": days, "providers": providers,
+             "regions": regions, "billing": billing, "top": top, "price_basis": price_basis,
+             "include_variants": include_variants, "scope": scope}  # fmt: skip
+    request = QuoteRequest.from_flags(flags, app.config)  # refused here before touching the database
     engine = reading_engine(app)
     with engine.connect() as conn:
         result = run_quote(conn, request, app.config.section("fx"))
