@@ -14,7 +14,6 @@ from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     gpu_filter_option,
     provider_option,
@@ -84,25 +83,14 @@ def plan(
       planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
-    from planner.answers import plan as planning
-    from planner.pricing.cost import OfferQuery
+    from planner.answers.plan import PlanRequest, plan_for
 
-    job = planning.Workload(**workload)
-    job.on()  # refuse a bad workload before touching the database
-    planning.check_plan_filters(gpus_max, budget, deadline_hours)
-    query = OfferQuery.build(gpus, providers, (), billing, scope=chosen_scope(app, scope))
+    flags = {"gpus_max": gpus_max, "budget": budget, "deadline_hours": deadline_hours, "gpus": gpus,
+             "providers": providers, "billing": billing, "scope": scope}  # fmt: skip
+    request = PlanRequest.from_flags(workload | flags, app.config)  # refused here before the database
     engine = reading_engine(app)
     with engine.connect() as conn:
-        result = planning.plan(
-            conn,
-            job,
-            app.config.section("fx"),
-            gpus_max=gpus_max,
-            budget_cny=budget,
-            deadline_hours=float(deadline_hours) if deadline_hours is not None else None,
-            query=query,
-            history_days=app.config.section("quote")["history_days"],
-        )
+        result = plan_for(conn, request, app.config.section("fx"))
     emit(
         result,
         fmt,
