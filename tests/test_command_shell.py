@@ -147,7 +147,7 @@ def test_plan_never_names_a_flag_that_was_not_given(run_cli):
 
 def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():
     from planner.commands.flags import as_typed
-    from planner.commands.workload import plan
+    from planner.commands.plan import plan
 
     err = QuantityError("gpus", "204.9K is more than 100.0K", "8")
     assert as_typed(err, plan) is err  # plan has --gpus-max, not --gpus

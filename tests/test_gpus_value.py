@@ -19,10 +19,10 @@ from db.queries import latest_prices
 from db.schema import availability
 from planner.answers.value import check_options, models_for, per_unit, purchase_price, value_ranking
 from planner.catalog import get_model
-from planner.commands.gpus import render_value
 from planner.config import load_config
 from planner.errors import UnknownNameError
 from planner.ingest.importer import import_csv
+from planner.views.gpus import render_value
 from tests.conftest import price_row, write_csv
 from tests.helpers.cli import loaded
 

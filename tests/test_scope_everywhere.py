@@ -248,13 +248,14 @@ def test_plan_refuses_zero_options_for_inference_and_bad_stages_as_estimate_does
 
 
 def test_plan_and_estimate_share_one_definition_of_the_options():
-    from planner.commands import workload
+    from planner.commands.estimate import estimate as estimate_command
+    from planner.commands.plan import plan as plan_command
 
     def option(command, name: str):  # noqa: ANN001, ANN202
         return next(p for p in command.params if p.name == name)
 
     for name in ("zero_stage", "cpu_offload"):
-        plan, estimate = option(workload.plan, name), option(workload.estimate, name)
+        plan, estimate = option(plan_command, name), option(estimate_command, name)
         assert (plan.opts, plan.help, plan.metavar, repr(plan.type)) == (
             estimate.opts,
             estimate.help,

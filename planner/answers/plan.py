@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
 
     from planner.catalog import GpuModel
+    from planner.config import Config
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,65 @@ class Workload:
             zero_stage=self.zero_stage,
             cpu_offload=self.cpu_offload,
         )
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """What ``planner plan`` asks: a workload, the limits on its options and the offers to consider
+    (``plan``'s arguments, as one record)."""
+
+    workload: Workload
+    query: OfferQuery = field(default_factory=OfferQuery)
+    gpus_max: int | None = None
+    budget_cny: Decimal | float | None = None
+    deadline_hours: float | None = None
+    history_days: int = HISTORY_DAYS
+
+    @classmethod
+    def from_flags(cls, given: Mapping[str, Any], config: Config) -> PlanRequest:
+        """The request a command's flags make, checked before any database work.
+
+        ``given`` holds the flags, None or absent for one not typed: the :class:`Workload` fields,
+        ``gpus_max``, ``budget``, ``deadline_hours``, and the offers' ``gpus`` (GPU names), ``providers``,
+        ``billing`` and ``scope`` as ``OfferQuery.build`` takes them. ``scope`` not typed comes from
+        ``[quote] scope`` of ``config``, ``history_days`` from ``[quote]`` always.
+        """
+        from planner.pricing.query import scope_setting
+
+        workload = Workload(**{f.name: given[f.name] for f in fields(Workload) if f.name in given})
+        workload.on()  # refuse a bad workload first
+        gpus_max, budget, deadline = given.get("gpus_max"), given.get("budget"), given.get("deadline_hours")
+        check_plan_filters(gpus_max, budget, deadline)
+        scope = given.get("scope")
+        query = OfferQuery.build(
+            given.get("gpus") or (),
+            given.get("providers") or (),
+            (),
+            given.get("billing") or (),
+            scope=scope.lower() if scope is not None else scope_setting(config),
+        )
+        return cls(
+            workload,
+            query,
+            gpus_max=gpus_max,
+            budget_cny=budget,
+            deadline_hours=float(deadline) if deadline is not None else None,
+            history_days=config.section("quote")["history_days"],
+        )
+
+
+def plan_for(conn: Connection, request: PlanRequest, fx: Mapping[str, object]) -> Plan:
+    """:func:`plan` of a :class:`PlanRequest`."""
+    return plan(
+        conn,
+        request.workload,
+        fx,
+        gpus_max=request.gpus_max,
+        budget_cny=request.budget_cny,
+        deadline_hours=request.deadline_hours,
+        query=request.query,
+        history_days=request.history_days,
+    )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.errors import QuantityError
 from planner.pricing.cost import (
@@ -50,6 +50,8 @@ from planner.pricing.tiers import tiers_of as tiers_of
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
 
+    from planner.config import Config
+
 
 @dataclass(frozen=True)
 class QuoteRequest:
@@ -69,6 +71,36 @@ class QuoteRequest:
     history_days: int = HISTORY_DAYS
     price_basis: str = LATEST  # "latest", or the window's "median" or "min"
     scope: str = ALL
+
+    @classmethod
+    def from_flags(cls, given: Mapping[str, Any], config: Config) -> QuoteRequest:
+        """The request a command's flags make, checked by :func:`validate` before any database work.
+
+        ``given`` holds the flags by field name (``gpu``, ``hours``, ``gpus``, ``days``, ``providers``,
+        ``regions``, ``billing``, ``include_variants``, ``top``, ``scope``, ``price_basis``), None or
+        absent for one not typed. ``top``, ``scope`` and ``price_basis`` not typed come from ``[quote]``
+        of ``config`` (a bad setting is refused naming it); ``history_days`` always does.
+        """
+        from planner.pricing.query import scope_setting
+        from planner.pricing.recent import check_basis
+
+        settings = config.section("quote")
+        top, scope, basis = given.get("top"), given.get("scope"), given.get("price_basis")
+        request = cls(
+            **{k: given[k] for k in _TYPED_AS_IS if given.get(k) is not None},
+            top=top if top is not None else settings["top"],
+            scope=scope.lower() if scope is not None else scope_setting(config),
+            history_days=settings["history_days"],
+            price_basis=basis
+            if basis is not None
+            else check_basis(settings["price_basis"], "[quote] price_basis in the config"),
+        )
+        validate(request)
+        return request
+
+
+# The fields of QuoteRequest a flag gives as typed (the rest fall back on the config).
+_TYPED_AS_IS = ("gpu", "hours", "gpus", "days", "providers", "regions", "billing", "include_variants")
 
 
 def validate(request: QuoteRequest) -> tuple[OfferQuery, Job]:

@@ -35,9 +35,12 @@ from planner.wording import Phrase
 from planner.workload.estimate import gpu_class
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sqlalchemy.engine import Engine
+
     from planner.answers.rental import RentalCurve
     from planner.catalog import GpuModel
-    from planner.pricing.cost import JobCost
+    from planner.config import Config
+    from planner.pricing.cost import JobCost, OfferQuery
 
 # The default figures are written once, in defaults.toml [tco] (what config.toml documents); their
 # sources are the comments below.
@@ -472,8 +475,8 @@ def _round(value: Decimal, places: int) -> float:
 def rent_vs_buy(
     curve: RentalCurve,
     gpu: GpuModel,
-    hours: float | None,
-    utilization: float | None,
+    hours: float | Decimal | None,
+    utilization: float | Decimal | None,
     years: float | Decimal | None,
     **buy: Any,
 ) -> tuple[TcoResult, JobCost]:
@@ -531,3 +534,118 @@ def check_tco(
     """Refuse bad rent-against-buy inputs before any database work: the pure model at a placeholder
     rental price checks every input and says how much work it is."""
     return tco(gpu, Decimal(1), hours, gpus=gpus, years=years, utilization=utilization, **buy)
+
+
+# The buying-side flags of ``planner tco``: the tco argument each sets (its origin is the flag's spelling).
+_BUY_FLAGS = {
+    "years": "years",
+    "electricity": "electricity_cny_per_kwh",
+    "pue": "pue",
+    "resale": "resale_fraction",
+    "purchase_price": "purchase_price_cny",
+}
+
+
+@dataclass(frozen=True)
+class TcoRequest:
+    """What ``planner tco`` asks, checked: ``gpus`` × ``gpu`` for ``hours`` (or ``utilization``) over
+    ``years``, bought on the terms of ``buy`` (``tco``'s buying-side keyword arguments, each from
+    ``origins``), against renting at ``rent_price`` or, without one, the cheapest rental ``query``
+    admits on its ``basis`` price."""
+
+    gpu: GpuModel
+    hours: float | Decimal | None
+    utilization: float | Decimal | None
+    gpus: int
+    years: float | Decimal | None  # None: the module's default, cited as such
+    buy: dict[str, Any]
+    origins: dict[str, str]
+    basis: str
+    query: OfferQuery
+    rent_price: float | Decimal | None = None
+    rent_note: str | None = None
+
+    @classmethod
+    def from_flags(cls, given: Mapping[str, Any], config: Config) -> TcoRequest:
+        """The request a command's flags make, checked before any database work.
+
+        ``given`` holds the flags, None or absent for one not typed: ``gpu``, ``hours``,
+        ``utilization``, ``gpus``, ``rent_price``, ``price_basis``, ``providers``, ``billing``, ``scope``,
+        and the buying terms ``years``, ``electricity``, ``pue``, ``resale`` and ``purchase_price``. A
+        term not typed comes from ``[tco]`` of ``config`` (or the module's default), the price basis from
+        ``[tco] price_basis``, the scope from ``[quote] scope`` and the USD rate from ``[fx]``; each term
+        typed is cited by its flag (``--pue``).
+        """
+        from planner import catalog
+        from planner.pricing.cost import OfferQuery
+        from planner.pricing.query import scope_setting
+        from planner.pricing.recent import check_basis
+
+        model = catalog.get_model(catalog.canonical_name(given["gpu"]))
+        section = config.section("tco")
+        buy, origins = settings_for(model, section)
+        for flag, name in _BUY_FLAGS.items():
+            if (value := given.get(flag)) is not None:
+                buy[name], origins[name] = value, "--" + flag.replace("_", "-")
+        buy["cny_per_usd"] = config.section("fx").get("USD")
+        years = buy.pop("years", None)
+        if given.get("price_basis"):
+            basis = check_basis(given["price_basis"])
+        else:
+            basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
+        hours, utilization, gpus = given.get("hours"), given.get("utilization"), given.get("gpus", 1)
+        check_tco(model, hours, utilization, gpus, years, origins=origins, **buy)
+        scope = given.get("scope")
+        query = OfferQuery.build(
+            (),
+            given.get("providers") or (),
+            (),
+            given.get("billing") or (),
+            scope=scope.lower() if scope is not None else scope_setting(config),
+        )
+        rent_price = given.get("rent_price")
+        return cls(model, hours, utilization, gpus, years, buy, origins, basis, query, rent_price,
+                   "--rent-price" if rent_price is not None else None)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TcoAnswer:
+    """Rent against buy, the rental it was costed on (None with a rental price given) and a cheaper
+    rental outside the region scope, if any."""
+
+    result: TcoResult
+    rental: JobCost | None
+    outside: JobCost | None
+    scope: str
+    basis: str
+
+    def to_dict(self) -> dict[str, Any]:
+        from planner.answers.rental import rental_dict
+
+        return self.result.to_dict() | {
+            "scope": self.scope,
+            "rental": rental_dict(self.rental) if self.rental else None,
+            "cheaper_outside_scope": rental_dict(self.outside) if self.outside else None,
+            "from_snapshot": bool(self.rental and self.rental.offer.from_snapshot),
+        }
+
+
+def rent_or_buy(request: TcoRequest, fx: Mapping[str, object], engine: Callable[[], Engine]) -> TcoAnswer:
+    """The answer to ``request``: on its rental price when it has one (no database), else on the
+    cheapest rental of the same work in the database ``engine()`` opens (called only then), with the
+    cheaper rental outside the scope."""
+    from planner.answers.rental import rental_curve
+
+    r = request
+    rental = outside = None
+    if r.rent_price is not None:
+        result = tco(r.gpu, r.rent_price, r.hours, gpus=r.gpus, years=r.years, utilization=r.utilization,
+                     rent_note=r.rent_note, origins=r.origins, **r.buy)  # fmt: skip
+    else:
+        with engine().connect() as conn:
+            curve = rental_curve(conn, r.gpu, r.gpus, fx, r.basis, r.query)
+            result, rental = rent_vs_buy(
+                curve, r.gpu, r.hours, r.utilization, r.years, origins=r.origins, **r.buy
+            )
+            outside = curve.cheaper_outside(conn, result.gpu_hours)
+    return TcoAnswer(result, rental, outside, r.query.scope, r.basis)

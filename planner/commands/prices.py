@@ -13,8 +13,7 @@ from planner.commands.options import (
     region_option,
     variants_option,
 )
-from planner.output import money, short, table
-from planner.views.notes import star_note
+from planner.views.prices import render_prices
 
 
 @click.command()
@@ -40,42 +39,3 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
     query = OfferQuery.build(gpus, providers, regions, billing, include_variants=include_variants)
     found = latest(reading_engine(app), query)
     emit(found, fmt, table=render_prices, csv=lambda f: ([r.flat() for r in f.rows], CSV_COLUMNS))
-
-
-def render_prices(found) -> str:  # noqa: ANN001 - planner.answers.prices.PriceList
-    from planner.commands.quote import stock_text
-
-    if not found.rows:
-        return no_match_text(found.would_match)
-    rows = [
-        [
-            r.gpu_model + ("*" if r.gpu_note else ""),
-            r.provider,
-            short(r.region, 16),
-            short(r.instance_type, 28),
-            f"{r.gpu_count:g}",
-            r.billing,
-            f"{money(r.price)} {r.currency}/{r.unit}",
-            money(r.cny_per_gpu_hour),
-            stock_text(r.availability),
-            f"{r.observed_at:%Y-%m-%d}",
-            "snapshot" if r.from_snapshot else short(r.source, 30),
-        ]
-        for r in found.rows
-    ]
-    headers = ["gpu", "provider", "region", "instance", "gpus", "billing", "price", "CNY/GPU-h", "stock"]
-    headers += ["observed", "source"]
-    lines = [table(rows, headers, align_right=(4, 6, 7))]
-    if star := star_note(r.gpu_note for r in found.rows):
-        lines.append(star)
-    return "\n".join(lines)
-
-
-def no_match_text(near) -> str:  # noqa: ANN001 - planner.answers.prices.NearMatch
-    """ "No prices match these filters." and, when something near is stored, the flag that reaches it."""
-    tips = []
-    if near.variants:
-        tips.append(f"add --include-variants ({', '.join(near.variants)} stored)")
-    if near.regions:
-        tips.append(f"regions look like {', '.join(near.regions)}")
-    return "No prices match these filters." + (f" Hint: {'; '.join(tips)}." if tips else "")

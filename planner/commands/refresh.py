@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import click
 
 from planner.commands.emit import emit
 from planner.commands.options import format_option, provider_option, verbose_option
-from planner.output import short, table
-from vocab import BROKEN_CHECK_STATUSES, STORED_RUN_STATUSES, RunStatus
+from planner.views.providers import render_providers
+from planner.views.refresh import render_summary
+from planner.views.runs import render_runs
+from vocab import BROKEN_CHECK_STATUSES
 
 MAX_RUNS_SHOWN = 100_000  # a larger --limit overflows the database's integer (1e20: a traceback before)
 OUTCOME_COLUMNS = (
@@ -107,49 +108,6 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
     click.get_current_context().exit(summary.exit_code)
 
 
-def render_summary(summary) -> str:  # noqa: ANN001 - planner.ingest.refresh.RefreshSummary
-    rows = [
-        [
-            o.provider,
-            o.status,
-            o.mode or "-",
-            str(o.offers),
-            str(o.stored),
-            str(o.changed),
-            f"{o.seconds:.1f}",
-            short(o.error, 50) if o.error else "-",
-        ]
-        for o in summary.outcomes
-    ]
-    headers = ["provider", "status", "mode", "offers", "new", "changed", "seconds", "error"]
-    lines = [table(rows, headers, align_right=(3, 4, 5, 6))]
-    for o in summary.outcomes:
-        details = [f"error: {o.error}"] if o.error and len(o.error) > 50 else []
-        details += o.notes
-        if o.already_present:
-            details.append(
-                f"{o.already_present} price(s) already stored today (one per instance, billing and day)"
-            )
-        if details:
-            lines.append("")
-            lines.append(f"{o.provider}:")
-            lines.extend(f"  - {d}" for d in details)
-    failed = [o.provider for o in summary.outcomes if o.status == RunStatus.FAILED]
-    lines.append("")
-    if failed:
-        lines.append(
-            f"Exit code 1: {', '.join(failed)} failed; nothing of theirs was stored and their last good "
-            "prices stay in use. `planner runs` shows the history."
-        )
-    else:
-        lines.append("Every provider refreshed or was skipped.")
-    if any((o.mode or "") == "public" for o in summary.outcomes):  # a live run, not a replay
-        lines.append(
-            "Some providers ran without an account: `planner providers` says what to set to see more."
-        )
-    return "\n".join(lines)
-
-
 @click.command()
 @click.option("--limit", type=click.IntRange(1, MAX_RUNS_SHOWN), default=20, show_default=True, metavar="N")
 @provider_option
@@ -175,53 +133,6 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # the database stores naive UTC
     found = recent(app.engine(), limit, names, PROVIDERS, provider_timeout_s(app.config), now)
     emit(found, fmt, table=render_runs, csv=lambda f: (f.runs, list(f.runs[0]) if f.runs else ["id"]))
-
-
-def render_runs(found) -> str:  # noqa: ANN001 - planner.answers.runs.RunList
-    if not found.runs:
-        return "No runs yet. `planner refresh` pulls today's prices."
-    rows = [
-        [
-            str(r["id"]),
-            f"{r['started_at']:%Y-%m-%d %H:%M}",
-            r["provider"],
-            r["kind"],
-            r["status"],
-            str(r["offers_seen"]),
-            str(r["prices_stored"]),
-            str(r["prices_changed"]),
-            str(r["offers_skipped"] or 0),
-            str(r["prices_flagged"] or 0),
-            "-" if r["seconds"] is None else f"{r['seconds']:.0f}",
-            short(r["error"], 60),
-        ]
-        for r in found.runs
-    ]
-    headers = ["id", "started (UTC)", "provider", "kind", "status", "offers", "new", "changed"]
-    headers += ["skipped", "flagged", "secs", "error"]
-    lines = [table(rows, headers, align_right=(0, 5, 6, 7, 8, 9, 10))]
-    for record in found.runs:
-        if record["unknown_gpus"]:
-            lines.append(f"run {record['id']} ({record['provider']}): unknown GPUs {record['unknown_gpus']}")
-    if found.health:
-        lines += ["", "Health (refresh runs):"]
-        lines += ["  " + _health_line(h) for h in found.health]
-    return "\n".join(lines)
-
-
-def _health_line(h) -> str:  # noqa: ANN001 - db.queries.ProviderHealth
-    last = f"last refresh {h.last_status} {h.last_started_at:%Y-%m-%d %H:%M} UTC"
-    if h.last_status in (*STORED_RUN_STATUSES, RunStatus.SKIPPED, RunStatus.RUNNING):  # no error to show
-        return f"{h.provider}: {last}"
-    error = f" ({h.last_error})" if h.last_error else ""
-    if h.last_ok_at is None:
-        return (
-            f"{h.provider}: {last}{error}; never refreshed successfully ({h.failures_since_ok} failed run(s))"
-        )
-    return (
-        f"{h.provider}: {last}{error}; last good {h.last_ok_at:%Y-%m-%d %H:%M} UTC "
-        f"({h.failures_since_ok} failed run(s) since; its prices are from then)"
-    )
 
 
 @click.command()
@@ -258,35 +169,6 @@ def providers(app, check, fmt, verbose) -> None:  # noqa: ANN001
         _check_providers(app, fmt, verbose)
         return
     emit(describe(app.config, app.engine), fmt, table=lambda records: render_providers(records, app.config))
-
-
-def render_providers(records: list[dict[str, Any]], config) -> str:  # noqa: ANN001 - planner.config.Config
-    lines = []
-    for r in records:
-        state = "enabled" if r["enabled"] else "DISABLED (enabled = false in the config)"
-        lines.append(f"{r['provider']}: {state}, {r['mode']} mode")
-        lines.append(f"  sees: {r['sees']}")
-        creds = ", ".join(
-            f"{v} {'set' if v in r['credential_env_set'] else 'not set'}" for v in r["credential_env"]
-        )
-        lines.append(f"  credentials: {creds}")
-        if r["to_see_more"]:
-            lines.append(f"  to see more: set {' and '.join(r['to_see_more'])} in the environment")
-            if r["credential_help"]:
-                lines.append(f"    what to set them to: {r['credential_help']}")
-        settings = [f"regions {', '.join(r['regions'])}" if r["regions"] else "default regions"]
-        if r["base_url"]:
-            settings.append(f"base_url {r['base_url']}")
-        if "charge_types" in r:
-            settings.append(f"charge types {', '.join(r['charge_types'])}")
-        lines.append(f"  config: {'; '.join(settings)}")
-        lines.append(f"  last refresh: {r['last_refresh'] or 'never'}")
-        lines.append("")
-    lines.append(
-        "Set credentials in the environment only (never in config.toml); `planner refresh` reads them."
-    )
-    lines.append(f"Settings from: {config.sources()}")  # a ./config.toml found here is named
-    return "\n".join(lines)
 
 
 CHECK_COLUMNS = ("provider", "mode", "status", "detail", "todo")

@@ -12,18 +12,16 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
-from planner.commands.flags import typed
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     price_basis_option,
     provider_option,
     scope_option,
     single_gpu_option,
 )
-from planner.output import money, short, table
 from planner.views.notes import outside_lines
+from planner.views.tco import render_tco
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.tco import TcoResult
@@ -106,60 +104,19 @@ def tco(
       planner tco --gpu A100-80GB --hours 5000 --purchase-price 75000 --resale 0.2 --format json
       planner tco --gpu T4 --hours 2000 --scope all
     """
-    from planner import catalog
-    from planner.answers import rental as renting
-    from planner.answers.tco import check_tco, rent_vs_buy, settings_for
-    from planner.answers.tco import tco as run_tco
-    from planner.pricing.cost import OfferQuery
-    from planner.pricing.recent import check_basis
+    from planner.answers.tco import TcoRequest, rent_or_buy
 
-    model = catalog.get_model(catalog.canonical_name(gpu))
-    section = app.config.section("tco")
-    buy, origins = settings_for(model, section)
-    flags = {
-        "years": (years, "--years"),
-        "electricity_cny_per_kwh": (electricity, "--electricity"),
-        "pue": (pue, "--pue"),
-        "resale_fraction": (resale, "--resale"),
-        "purchase_price_cny": (purchase_price, "--purchase-price"),
-    }
-    for name, (value, flag) in flags.items():
-        if value is not None:
-            buy[name], origins[name] = value, flag
-    buy["cny_per_usd"] = app.config.section("fx").get("USD")
-    years_value = buy.pop("years", None)  # None: the library's default, cited as such
-    if price_basis:
-        basis = check_basis(price_basis)
-    else:
-        basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
-    check_tco(model, hours, utilization, gpus, years_value, origins=origins, **buy)
-    query = OfferQuery.build((), providers, (), billing, scope=chosen_scope(app, scope))
-    rental = outside = None
-    if rent_price is not None:
-        result = run_tco(model, rent_price, hours, gpus=gpus, years=years_value, utilization=utilization,
-                         rent_note="--rent-price", origins=origins, **buy)  # fmt: skip
-    else:
-        engine = reading_engine(app)
-        with engine.connect() as conn:
-            curve = renting.rental_curve(conn, model, gpus, app.config.section("fx"), basis, query)
-            result, rental = rent_vs_buy(
-                curve, model, hours, utilization, years_value, origins=origins, **buy
-            )
-            outside = curve.cheaper_outside(conn, result.gpu_hours)
+    flags = {"gpu": gpu, "hours": hours, "utilization": utilization, "gpus": gpus, "years": years,
+             "electricity": electricity, "pue": pue, "resale": resale, "purchase_price": purchase_price,
+             "rent_price": rent_price, "price_basis": price_basis, "providers": providers,
+             "billing": billing, "scope": scope}  # fmt: skip
+    request = TcoRequest.from_flags(flags, app.config)  # refused here before the database
+    answer = rent_or_buy(request, app.config.section("fx"), lambda: reading_engine(app))
     emit(
-        result,
+        answer,
         fmt,
-        table=lambda r: render_tco(r, rental, basis, outside_lines(query.scope, outside)),
-        csv=lambda r: ([_tco_row(r, rental) | {"scope": query.scope}], TCO_COLUMNS),
-        json=lambda r: (
-            r.to_dict()
-            | {
-                "scope": query.scope,
-                "rental": renting.rental_dict(rental) if rental else None,
-                "cheaper_outside_scope": renting.rental_dict(outside) if outside else None,
-                "from_snapshot": bool(rental and rental.offer.from_snapshot),
-            }
-        ),
+        table=lambda a: render_tco(a.result, a.rental, a.basis, outside_lines(a.scope, a.outside)),
+        csv=lambda a: ([_tco_row(a.result, a.rental) | {"scope": a.scope}], TCO_COLUMNS),
     )
 
 
@@ -188,65 +145,3 @@ def _tco_row(result: TcoResult, rental: JobCost | None) -> dict[str, Any]:
         ):
             row[f"rent_{key}"] = described[key]
     return row
-
-
-def render_tco(
-    r: TcoResult, rental: JobCost | None, basis: str = "median", outside: list[str] | None = None
-) -> str:
-    lines = [
-        f"Rent or buy {r.gpus} x {r.gpu}: {r.hours:,.0f} busy hours per GPU over {r.years:g} years "
-        f"({r.utilization:.0%} utilisation)",
-        "",
-        table(
-            [
-                ["total CNY", money(r.buy_total_cny), money(r.rent_total_cny)],
-                ["CNY per GPU-hour", money(r.buy_cny_per_gpu_hour), money(r.rent_cny_per_gpu_hour)],
-            ],
-            ["", "buy", "rent"],
-            align_right=(1, 2),
-        ),
-        "",
-    ]
-    b = r.buy_breakdown
-    lines.append(
-        f"Buying:     purchase {money(b['purchase'], 0)} + host {money(b['host'], 0)} + hosting "
-        f"{money(b['hosting'], 0)} + power {money(b['power'], 0)} - resale {money(-b['resale'], 0)} "
-        f"= {money(r.buy_total_cny, 0)} CNY"
-    )
-    if rental is not None:
-        from planner.answers.rental import describe
-
-        lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {describe(rental)}")
-        if basis != "latest" and rental.price_basis == "latest":
-            lines.append(f"            (no 30-day history for a {basis}: the latest price)")
-        if not rental.rentable:
-            lines.append("            (sold out at the provider's last refresh, like every other offer)")
-        if rental.tiers_used:
-            lines.append("            (hourly tiers: " + ", ".join(str(t) for t in rental.tiers_used) + ")")
-        if rental.offer.from_snapshot:
-            lines.append("            (run `planner refresh` for today's prices)")
-        lines += outside or []
-    else:
-        lines.append(f"Renting:    {money(r.rent_cny_per_gpu_hour)} CNY per GPU-hour (--rent-price)")
-    if r.break_even_hours is None:
-        lines.append("Break-even: never: renting costs less than the power alone")
-    else:
-        beyond = (
-            ": more than the horizon holds"
-            if r.break_even_utilization and r.break_even_utilization > 1
-            else ""
-        )
-        lines.append(
-            f"Break-even: {r.break_even_hours:,.0f} busy hours per GPU ({r.break_even_utilization:.0%} "
-            f"utilisation{beyond}), renting at {money(r.break_even_rent_cny_per_gpu_hour)} CNY per GPU-hour"
-        )
-    lines += [f"Note: {typed(n)}" for n in r.notes]
-    lines += [
-        "",
-        f"Recommendation: {r.summary}",
-        "",
-        "Assumptions (flags or [tco] in config.toml change them):",
-    ]
-    rows = [[a.name, a.value, short(a.source, 90)] for a in r.assumptions]
-    lines.append(table(rows, ["", "value", "source"]))
-    return "\n".join(lines)

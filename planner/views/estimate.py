@@ -1,0 +1,134 @@
+"""``planner estimate`` for people: the workload, memory by component, and GPUs and hours on one GPU.
+
+``workload_line`` and ``memory_notes`` are shared with the plan view, which says the same of its job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.output import table
+from planner.units import format_count
+from planner.views.typed import typed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.workload.estimate import Estimate
+
+
+def workload_line(e: Estimate) -> str:
+    tokens = f" on {format_count(e.tokens)} tokens" if e.tokens else ""
+    if e.task == "inference":
+        tokens = f", {format_count(e.tokens)} tokens generated" if e.tokens else ""
+        how = f"{e.precision}, context {e.seq_len} × batch {e.batch}"
+    else:
+        ckpt = "gradient checkpointing" if e.checkpointing else "selective recomputation"
+        how = f"{e.precision}, seq {e.seq_len} × batch {e.batch}, {ckpt}"
+        if e.lora_rank:
+            how += f", LoRA rank {e.lora_rank}"
+        if e.optimizer_8bit:
+            how += ", 8-bit Adam"
+    if e.model:
+        size = format_count(e.params)
+        if e.is_moe:
+            size += f" total, {format_count(e.active_params)} active"
+        return f"{e.task} of {e.model}, {size} parameters{tokens} ({how})"
+    return f"{e.task} of a {format_count(e.params)}-parameter model{tokens} ({how})"
+
+
+def _shape_line(e: Estimate) -> str:
+    s = e.shape
+    kv = f"{s.kv_heads} KV heads of {s.head_dim}"
+    if s.kv_lora_rank:
+        kv = f"MLA (KV latent {s.kv_lora_rank} + RoPE {s.qk_rope_head_dim})"
+    text = f"{s.layers} layers, hidden {s.hidden}, {s.heads} heads, {kv}, vocabulary {s.vocab:,}"
+    if e.model:
+        return f"Architecture: {text} (from {e.model_source})"
+    return f"Assumed for --params: {typed(e.assumed[0]) if e.assumed else text}"
+
+
+def gpu_bf16_tflops(name: str | None) -> float | None:
+    """The catalog's dense BF16/FP16 figure for a GPU name (to say when a peak is FP8's instead)."""
+    from planner import catalog
+
+    return catalog.get_model(name).dense_tflops if name else None
+
+
+def memory_notes(e: Estimate) -> list[str]:
+    """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
+    from planner.workload.memory import DEFAULT_ZERO_STAGE
+
+    lines = []
+    if e.cpu_offload_gb:
+        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
+    if e.zero_stage != DEFAULT_ZERO_STAGE and e.task != "inference":
+        lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
+    return lines
+
+
+def render_estimate(e: Estimate, explain: bool = False) -> str:
+    lines = [f"Workload: {workload_line(e)}", _shape_line(e), ""]
+    names = {"optimizer_states": "optimizer states", "kv_cache": "KV cache"}
+    rows = [[names.get(k, k), f"{v:,.2f}" if v else "-"] for k, v in e.breakdown.items()]
+    rows.append(["total", f"{e.memory_gb:,.1f}"])
+    lines.append(table(rows, ["memory (all GPUs)", "GB"], align_right=(1,)))
+    lines += memory_notes(e)
+    if e.flops is not None:
+        per = "2·N_active" if e.task == "inference" else "6·N_active"
+        attention = e.attention_flops_per_token or 0.0
+        share = attention / e.flops_per_token if e.flops_per_token else 0.0
+        lines += [
+            "",
+            f"FLOPs: {e.flops:.2e} (({per} + attention)·D; attention {share:.0%} at {e.seq_len} tokens)",
+        ]
+    if e.gpu is not None:
+        kind = "FP8" if e.precision == "fp8" and e.peak_tflops != gpu_bf16_tflops(e.gpu) else ""
+        tflops = (
+            f"{e.peak_tflops:g} dense {kind + ' ' if kind else ''}TFLOPS"
+            if e.peak_tflops
+            else "no TFLOPS figure"
+        )
+        lines += ["", f"On {e.gpu} ({e.gpu_memory_gb:g} GB, {tflops}):"]
+        if e.gpus_needed is None:
+            lines.append(f"  GPUs needed       none: no count of {e.gpu} holds it (see the note)")
+        else:
+            how = " each, split evenly" if e.zero_stage == 3 or e.task == "inference" else " each"
+            split = how if e.gpus_needed > 1 else ""
+            per_gpu = e.per_gpu_gb if e.per_gpu_gb is not None else e.memory_gb
+            lines.append(
+                f"  GPUs needed       {e.gpus_needed} ({per_gpu:,.1f} of {e.gpu_memory_gb:g} GB{split})"
+            )
+        if e.tokens_per_gpu_s is not None:
+            lines.append(
+                f"  Decode            {e.tokens_per_gpu_s:,.1f} tokens/s per GPU at batch {e.batch} "
+                f"({e.bound} bound)"
+            )
+            lines.append(
+                f"  Prefill           {e.prefill_tokens_per_gpu_s:,.0f} prompt tokens/s per GPU (compute bound)"
+            )
+        if e.gpu_hours is not None and e.wall_hours is not None:
+            lines.append(f"  MFU               {e.mfu:g} ({e.mfu_source}; --mfu to change)")
+            if e.overhead:
+                lines.append(
+                    f"  Overhead          {e.overhead:.0%} for restarts, evaluation, checkpoints (--overhead)"
+                )
+            lines.append(
+                f"  GPU-hours         {e.gpu_hours:,.1f}"
+                + (" (memory-bandwidth bound)" if e.bound == "memory bandwidth" else "")
+            )
+            lines.append(
+                f"  Wall-clock hours  {e.wall_hours:,.1f} on {e.gpus} GPU(s) ({e.wall_hours / 24:,.1f} days)"
+            )
+    for note in e.notes:
+        lines.append(f"Note: {typed(note)}")
+    if e.tokens is None:
+        lines.append("Give --tokens D (and --gpu) for FLOPs, GPU-hours and wall-clock hours.")
+    elif e.gpu is None:
+        lines.append(
+            "Give --gpu G for the GPUs needed and the hours, or run `planner plan` to compare every GPU."
+        )
+    if explain:
+        from planner.workload.estimate import explain as explain_lines
+
+        lines += ["", "How each number was computed:"]
+        lines += [f"  {k}: {v}" for k, v in explain_lines(e).items()]
+    return "\n".join(lines)

@@ -1,0 +1,157 @@
+"""``planner plan`` for people: the job, one row per GPU model that can run it, the cheapest, the fastest
+and the Pareto options, what was left out and why, and the legend."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.output import money, short, table
+from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.offer import NOTHING_RENTABLE
+from planner.providers import MARKET_MACHINE_GPUS
+from planner.views.estimate import memory_notes, workload_line
+from planner.views.notes import star_note
+from planner.views.typed import typed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.answers.plan import Plan, PlanOption
+
+
+def _per_m(cny: float | None) -> str:
+    return f"{cny:,.2f}" if cny is not None else "-"
+
+
+def render_plan(p: Plan) -> str:
+    m = p.memory
+    lines = [f"Plan: {workload_line(m)}: {m.memory_gb:,.1f} GB in all, {m.flops:.2e} FLOPs"]
+    lines += memory_notes(m)
+    filters = []
+    if p.gpus_max:
+        filters.append(f"at most {p.gpus_max} GPUs")
+    if p.budget_cny is not None:
+        filters.append(f"at most {money(p.budget_cny, 0)} CNY")
+    if p.deadline_hours is not None:
+        filters.append(f"done within {p.deadline_hours:g} h")
+    if filters:
+        lines.append("Limits: " + ", ".join(filters))
+    if p.options:
+        lines.append(prices_line([o.rental.offer for o in p.options]))
+    if not p.options:
+        lines.append(
+            "No GPU with prices can run this job within the limits." if p.excluded else "No prices match."
+        )
+    else:
+        rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]
+        headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
+                   "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "age", "marks"]  # fmt: skip
+        right: tuple[int, ...] = (0, 2, 5, 10, 11)
+        if m.task == "inference":
+            headers[10:10] = ["CNY/M tok (this job)", "CNY/M tok (steady state)"]
+            for row, o in zip(rows, p.options, strict=True):
+                row[10:10] = [
+                    _per_m(o.cny_per_million_tokens_job),
+                    _per_m(o.cny_per_million_tokens_steady_state),
+                ]
+            right = (0, 2, 5, 10, 11, 12, 13)
+            lines.append(
+                "Ranked by CNY per million generated tokens in this job (total ÷ tokens, whole billing periods "
+                "included); steady state is the paid GPU-hour price × GPU-hours per token, what a server kept "
+                f"busy all period pays. Decode at batch {m.batch}, context {m.seq_len} (raise --batch for a "
+                "busier server). Serving GPU counts are what tensor parallelism can split the heads over."
+            )
+        lines += ["", table(rows, headers, align_right=right)]
+        best, fastest = p.cheapest, next(o for o in p.options if o.fastest)
+        if best is None:
+            lines += ["", f"Cheapest: none can be rented now: {NOTHING_RENTABLE} "
+                      f"(the cheapest: {_option_line(p.options[0])})."]  # fmt: skip
+        else:
+            warning = stale_warning(best.rental.offer)
+            lines += ["", f"Cheapest: {_option_line(best)}" + (f".{warning}" if warning else "")]
+        if fastest is not best:
+            lines.append(
+                f"Fastest:  {_option_line(fastest)}"
+                + ("" if fastest.rental.rentable else f" ({fastest.rental.availability.words})")
+            )
+        pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
+        lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
+    if p.outside is not None:
+        from planner.pricing.query import scope_words
+
+        where = scope_words(p.scope)
+        lines.append(
+            f"A cheaper option outside {where}: {p.outside.rental.offer.region}, "
+            f"{_option_line(p.outside)}; use --scope all."
+        )
+    reasons: dict[str, list[str]] = {}
+    for ex in p.excluded:
+        reasons.setdefault(ex.reason, []).append(ex.gpu_model)
+    for reason, models in reasons.items():
+        lines.append(f"Left out: {', '.join(models)}: {typed(reason)}.")
+    if p.unpriced:
+        lines.append(f"No prices: {', '.join(p.unpriced)}.")
+    if star := star_note(o.rental.offer.gpu_note for o in p.options):
+        lines.append(star)
+    if p.priced_outside_only:
+        from planner.pricing.query import scope_words
+
+        lines.append(
+            f"Priced only outside {scope_words(p.scope)}: {', '.join(p.priced_outside_only)} (--scope all "
+            "plans them)."
+        )
+    if p.options:
+        lines.append(
+            (
+                "Hours assume tensor parallelism splits the model evenly, decode at 80% of memory bandwidth or "
+                "the inference MFU, whichever is slower"
+                if m.task == "inference"
+                else "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, "
+                "GPU generation and model scale (docs/calibration.md)"
+            )
+            + " (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+        )
+    lines.extend(age_legend([o.rental.offer for o in p.options]))
+    if any(o.rental.gpus > 1 for o in p.options):
+        lines.append(
+            "'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a "
+            "PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': "
+            "between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': "
+            f"a marketplace's (AutoDL) GPUs rented together on one of its machines (up to {MARKET_MACHINE_GPUS}), "
+            "which needs that many idle on one machine."
+        )
+    return "\n".join(lines)
+
+
+def _plan_table_row(rank: int, o: PlanOption) -> list[str]:
+    r = o.rental
+    marks = ", ".join(
+        m
+        for m, on in (("fastest", o.fastest), ("pareto", o.pareto), (r.availability.words, not r.rentable))
+        if on
+    )
+    return [
+        str(rank),
+        f"{o.estimate.gpu}{'*' if r.offer.gpu_note else ''}",  # an option's estimate is on its GPU
+        str(r.gpus),
+        f"{r.instances} x {r.offer.gpus_per_instance:g}",
+        o.link[0] or "-",
+        f"{r.hours:,.1f}",
+        r.offer.provider,
+        short(r.offer.region, 14),
+        short(r.offer.instance_type, 24),
+        r.offer.billing + (" (spot)" if r.offer.interruptible else ""),
+        money(r.total_cny),
+        money(r.cny_per_gpu_hour),
+        r.history.trend if r.history else "-",
+        f"{r.offer.observed_at:%Y-%m-%d}",
+        age_cell(r.offer),
+        marks,
+    ]
+
+
+def _option_line(o: PlanOption) -> str:
+    r = o.rental
+    link = f"; {o.link[0]}" if o.link[0] else ""
+    return (
+        f"{r.gpus} x {o.estimate.gpu} for {r.hours:,.1f} h, CNY {money(r.total_cny)} "
+        f"({r.instances} x {r.offer.provider} {r.offer.instance_type}, {r.offer.billing}{link})"
+    )

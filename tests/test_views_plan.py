@@ -1,0 +1,37 @@
+"""Golden output of ``planner.views.plan``: a LoRA plan over a few stored prices, rendered."""
+
+from __future__ import annotations
+
+from planner.answers.plan import PlanRequest, Workload, plan_for
+from planner.pricing.cost import OfferQuery
+from planner.views.plan import render_plan
+from tests.helpers.views import FX, freeze_today, store_prices
+
+
+def test_a_plan_renders_as_before(engine, tmp_path, monkeypatch):
+    freeze_today(monkeypatch)
+    store_prices(engine, tmp_path)
+    workload = Workload(params=None, task="lora", tokens=1_000_000_000, model="qwen2.5-7b")
+    request = PlanRequest(workload, OfferQuery.build(["A100", "RTX4090"]))
+    with engine.connect() as conn:
+        result = plan_for(conn, request, FX)
+    assert render_plan(result) == PLAN
+
+
+# What the views printed before they moved out of planner/commands/, byte for byte.
+PLAN = """\
+Plan: lora of qwen2.5-7b, 7.6B parameters on 1.0B tokens (bf16, seq 2048 × batch 1, gradient checkpointing, LoRA rank 16): 20.7 GB in all, 4.81e+19 FLOPs
+Prices observed 2026-08-01 to 2026-11-25.
+
+#  gpu           GPUs  instances  link             wall h  provider  region      instance                 billing    total CNY  CNY/GPU-h  30d   observed    age          marks
+-  ------------  ----  ---------  ---------------  ------  --------  ----------  -----------------------  ---------  ---------  ---------  ----  ----------  -----------  ---------------
+1  RTX4090-24GB     1  1 x 1      -                 809.2  autodl    west-B      RTX 4090                 on_demand   1,602.27       1.98  -     2026-08-01  122 d (old)  pareto
+2  A100-40GB        1  1 x 1      -                 107.1  tencent   ap-beijing  GT4.4XLARGE96            on_demand   3,067.88      28.64  -     2026-11-20  11 d         pareto
+3  A100-80GB        8  1 x 8      NVLink 600 GB/s    13.4  aliyun    cn-beijing  ecs.gn7e-c16g1.32xlarge  on_demand   3,213.56      30.00  down  2026-11-25  6 d          fastest, pareto
+
+Cheapest: 1 x RTX4090-24GB for 809.2 h, CNY 1,602.27 (1 x autodl RTX 4090, on_demand)
+Fastest:  8 x A100-80GB for 13.4 h, CNY 3,213.56 (1 x aliyun ecs.gn7e-c16g1.32xlarge, on_demand; NVLink 600 GB/s)
+Pareto (no other option is both cheaper and faster): RTX4090-24GB, A100-40GB, A100-80GB
+Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU generation and model scale (docs/calibration.md) (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days.
+age: days since the price was observed; (old): more than 90 days, prices may have moved since: run `planner refresh` for today's prices, or check the provider's site.
+'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': a marketplace's (AutoDL) GPUs rented together on one of its machines (up to 8), which needs that many idle on one machine."""
