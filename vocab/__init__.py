@@ -1,4 +1,5 @@
-"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, and the providers.
+"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, the providers, and
+how a moment is written in a file (:func:`iso_time`).
 
 This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
 nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
@@ -18,6 +19,7 @@ importing ``requests`` or any scraper.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -155,3 +157,14 @@ REGION_NAMING: dict[str, RegionNaming] = {p.name: p.region_naming for p in PROVI
 # GPUs on one marketplace machine: AutoDL's market search lists machines with gpu_number 8
 # (shared/reference/samples/autodl_machine_search.json).
 MARKET_MACHINE_GPUS = 8
+
+
+def iso_time(value: dt.datetime) -> str:
+    """ISO 8601 with its zone: ``2026-11-30T02:00:00Z``. The database stores naive UTC, so a naive time
+    is UTC; an aware one keeps its offset (``+08:00``), ``Z`` when it is UTC. Every time the planner
+    writes (JSON, CSV, the reports' files) is spelt this way."""
+    if value.tzinfo is None:
+        return value.isoformat() + "Z"
+    if value.utcoffset() == dt.timedelta(0):
+        return value.replace(tzinfo=None).isoformat() + "Z"
+    return value.isoformat()

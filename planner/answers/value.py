@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from planner import catalog
 from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
-from planner.ingest.normalize import PriceRejected, fx_rate
+from planner.money import PriceRejected, fx_rate
 from planner.pricing.cost import (
     ALL,
     Offer,

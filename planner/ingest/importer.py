@@ -40,20 +40,19 @@ from planner.billing import HOURLY_MODES
 from planner.errors import PlannerError, UsageError
 from planner.ingest.normalize import (
     MAX_COUNT,
-    PriceRejected,
     billing_and_unit,
     check_gpu_count,
     check_name,
     check_tier,
     cny_per_gpu_hour,
-    fx_rate,
     parse_price,
 )
-from planner.output import FORMULA_PREFIXES
+from planner.money import PriceRejected, fx_rate
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
 from planner.units import parse_decimal
 from planner.wording import Phrase
+from reports.cells import FORMULA_PREFIXES
 from vocab import STORED_STOCK_STATUSES, RunStatus
 
 REQUIRED_COLUMNS = (
@@ -566,7 +565,7 @@ CLOCK_SKEW = dt.timedelta(minutes=5)  # a clock a little ahead of ours is not th
 
 def _free_text(value: str | None) -> str | None:
     """A source or GPU note as written; a leading quote that ``export`` put before a formula character
-    (``'=1+1``, see ``planner.output.neutralise``) is taken off again, so export -> import is lossless."""
+    (``'=1+1``, see ``reports.cells.neutralise``) is taken off again, so export -> import is lossless."""
     text = (value or "").strip()
     if text[:1] == "'" and text[1:].startswith(FORMULA_PREFIXES):
         text = text[1:]

@@ -44,7 +44,7 @@ from planner.billing import (
     SPOT,
 )
 from planner.errors import ConfigError, QuantityError, UsageError
-from planner.ingest.normalize import PriceRejected, fx_rate
+from planner.money import PriceRejected, fx_rate
 from planner.pricing.links import link_between
 
 # The offer, its stock and the one stock rule live in planner.pricing.offer (the modules split out of this one

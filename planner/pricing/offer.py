@@ -15,10 +15,9 @@ from enum import StrEnum
 from typing import Any
 
 from planner.billing import SPOT
-from planner.ingest.normalize import per_gpu_hour
+from planner.money import per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
-from reports.cells import iso_time
-from vocab import StockStatus
+from vocab import StockStatus, iso_time
 
 # --- availability -------------------------------------------------------------------------------
 
