@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from db.records import Stock
 from planner.pricing.cost import OfferQuery
 
 # The CSV columns: the JSON record with its availability flattened into stock_* columns.
@@ -59,7 +60,7 @@ class ListedPrice:
     from_snapshot: bool
     gpu_note: str | None
     median_price: Decimal | None
-    availability: Any  # db.queries.Availability | None
+    availability: Stock | None
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
