@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 
 from db.records import Stock
 from db.schema import availability, instances, prices, scrape_runs
-from vocab import STORED_RUN_STATUSES, RunStatus, StockStatus
+from vocab import EXPORT_COLUMNS, STORED_RUN_STATUSES, RunStatus, StockStatus
 
 
 @dataclass(frozen=True)
@@ -637,7 +637,8 @@ def export_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ):
     """Every stored observation (oldest first), streamed, with its instance's columns, its tiers and
-    median, and the stock seen in the same run (the columns of ``planner.ingest.importer.EXPORT_COLUMNS``)."""
+    median, and the stock seen in the same run: the columns of ``vocab.EXPORT_COLUMNS``, each read from
+    the first of the instance, the price and the run's stock that has it."""
     filters = []
     if gpu_models:
         filters.append(instances.c.gpu_model.in_(list(gpu_models)))
@@ -646,27 +647,7 @@ def export_rows(
     stock = availability.alias("stock")
     query = (
         select(
-            instances.c.provider,
-            instances.c.region,
-            instances.c.instance_type,
-            instances.c.gpu_model,
-            instances.c.gpu_count,
-            prices.c.billing,
-            prices.c.price,
-            prices.c.currency,
-            prices.c.observed_at,
-            instances.c.vcpus,
-            instances.c.memory_gb,
-            prices.c.source,
-            instances.c.gpu_note,
-            prices.c.tiers,
-            prices.c.median_price,
-            stock.c.stock_status,
-            stock.c.idle_gpus,
-            stock.c.total_gpus,
-            stock.c.orderable_gpus,
-            stock.c.max_idle_gpus_per_machine,
-            stock.c.max_orderable_gpus_per_machine,
+            *(next(t.c[name] for t in (instances, prices, stock) if name in t.c) for name in EXPORT_COLUMNS)
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .outerjoin(

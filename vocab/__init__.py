@@ -1,5 +1,5 @@
-"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, the providers, and
-how a moment is written in a file (:func:`iso_time`).
+"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, the providers, the
+columns of a price row, and how a moment is written in a file (:func:`iso_time`).
 
 This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
 nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
@@ -108,6 +108,46 @@ HOURS_PER_UNIT: dict[str, int] = {
     "month": HOURS_PER_MONTH,
     "year": HOURS_PER_YEAR,
 }
+
+
+# --- A price row, as every file spells it ---------------------------------------------------------------
+#
+# Declared once: ``planner import`` reads these columns, ``planner export`` and ``db.queries.export_rows``
+# write and select them, the bundled snapshot and ``bench/generate.py`` write them, and ``planner prices
+# --format csv`` starts its rows with PRICE_COLUMNS.
+
+# One price of one instance: the instance (provider, region, instance type), its GPUs, the billing mode
+# and the price per instance and billing unit, in its currency.
+PRICE_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "billing",
+    "price",
+    "currency",
+)
+IMPORT_REQUIRED_COLUMNS: tuple[str, ...] = (*PRICE_COLUMNS, "observed_at")
+IMPORT_OPTIONAL_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gb", "source")
+IMPORT_COLUMNS: tuple[str, ...] = IMPORT_REQUIRED_COLUMNS + IMPORT_OPTIONAL_COLUMNS
+# What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
+# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
+# marketplace's median listing, and the stock seen with the price (kept for the newest row of each
+# instance and billing mode: the database keeps one stock row per instance, billing mode and run). A file
+# written before a column was added (max_*_per_machine: 2026-12) still imports; the column is then empty.
+LOSSLESS_COLUMNS: tuple[str, ...] = (
+    "gpu_note",
+    "tiers",
+    "median_price",
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "orderable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
+)
+EXPORT_COLUMNS: tuple[str, ...] = IMPORT_COLUMNS + LOSSLESS_COLUMNS
 
 
 # RawOffer.extra key: a GPU memory size as the provider sent it, in a unit it does not document
