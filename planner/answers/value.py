@@ -54,6 +54,22 @@ if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db
     from planner.catalog import GpuModel
 
 SORTS: tuple[str, ...] = ("tflops", "memory")
+# The keys of the cheapest offer's record (``Offer.to_dict``) a model's value row shows; None without one.
+OFFER_KEYS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "billing",
+    "unit_price",
+    "unit",
+    "currency",
+    "observed_at",
+    "age_days",
+    "from_snapshot",
+    "source",
+    "gpu_note",
+)
 DEFAULT_BILLING: tuple[str, ...] = (ON_DEMAND,)
 PURCHASE_UNIT_CNY = Decimal(10_000)  # purchase figures are per 10,000 CNY
 FIGURE = Decimal("0.0001")
@@ -92,6 +108,7 @@ class ValueRow:
 
     def to_dict(self, buy: bool = False) -> dict[str, Any]:
         o = self.offer
+        said = o.to_dict() if o else {}
         out: dict[str, Any] = {
             "rank": self.rank,
             "gpu_model": self.gpu_model,
@@ -101,21 +118,9 @@ class ValueRow:
             "cny_per_gpu_hour": o.cny_per_gpu_hour.quantize(FIGURE) if o else None,
             "tflops_per_cny_hour": self.tflops_per_cny_hour,
             "memory_gb_per_cny_hour": self.memory_gb_per_cny_hour,
-            "provider": o.provider if o else None,
-            "region": o.region if o else None,
-            "instance_type": o.instance_type if o else None,
-            "gpus_per_instance": o.gpus_per_instance if o else None,
-            "billing": o.billing if o else None,
-            "unit_price": o.unit_price if o else None,
-            "unit": o.unit if o else None,
-            "currency": o.currency if o else None,
-            "observed_at": o.observed_at if o else None,
-            "age_days": o.age_days if o else None,
-            "from_snapshot": o.from_snapshot if o else None,
-            "source": o.source if o else None,
-            "gpu_note": o.gpu_note if o else None,
+            **{key: said.get(key) for key in OFFER_KEYS},
             "sold_out": not o.availability.rentable if o else None,
-            "stock_state": o.availability.value if o else None,
+            "stock_state": said.get("stock_state"),
         }
         if buy:
             p = self.purchase
