@@ -292,19 +292,13 @@ def _priced(offers: Iterable[Offer]) -> list[Offer]:
 
 
 def purchase_price(model: GpuModel, cny_per_usd: Decimal | None) -> Purchase | None:
-    """The catalog's price of one card in CNY: its China price, else its US price at ``cny_per_usd``."""
-    if model.purchase_price_cny is not None:
-        return Purchase(
-            Decimal(model.purchase_price_cny), "cny", model.purchase_price_date, model.purchase_price_source
-        )
-    if model.purchase_price_usd is not None and cny_per_usd is not None:
-        return Purchase(
-            Decimal(model.purchase_price_usd) * cny_per_usd,
-            "usd",
-            model.purchase_price_date,
-            model.purchase_price_source,
-        )
-    return None
+    """The catalog's price of one card (``catalog.purchase_price``) in CNY, a US price at ``cny_per_usd``;
+    None without a price, or for a US price without a rate."""
+    listed = catalog.purchase_price(model)
+    cny = listed.cny(cny_per_usd) if listed else None
+    if listed is None or cny is None:
+        return None
+    return Purchase(cny, listed.basis, listed.date, listed.source)
 
 
 def per_unit(figure: float | None, price: Decimal | None, unit: Decimal = Decimal(1)) -> Decimal | None:
