@@ -46,6 +46,7 @@ from planner.pricing.cost import (
     offers_in_and_out_of_scope,
 )
 from planner.pricing.query import scope_words
+from planner.pricing.rank import LeftOut
 from planner.wording import Phrase
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
@@ -136,19 +137,13 @@ class ValueRow:
 
 
 @dataclass(frozen=True)
-class NotRanked:
-    gpu_model: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class ValueRanking:
     sort: str
     buy: bool
     billing: tuple[str, ...]
     providers: tuple[str, ...]
     ranked: tuple[ValueRow, ...]  # best value first
-    not_ranked: tuple[NotRanked, ...]  # in catalog order
+    not_ranked: tuple[LeftOut, ...]  # in catalog order
     variants_left_out: tuple[str, ...] = ()  # China variants that could be ranked, left out by choice
     scope: str = ALL
     # Per ranked model whose cheapest rentable offer outside ``scope`` costs less per GPU-hour, that offer.
@@ -177,7 +172,7 @@ class ValueRanking:
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
             "ranked": [r.to_dict(self.buy) for r in self.ranked],
-            "not_ranked": [{"gpu_model": n.gpu_model, "reason": n.reason} for n in self.not_ranked],
+            "not_ranked": [n.to_dict() for n in self.not_ranked],
             "variants_left_out": list(self.variants_left_out),
             "cheaper_outside_scope": [{"gpu_model": o.gpu_model} | o.to_dict() for o in self.cheaper_outside],
         }
@@ -198,22 +193,6 @@ def check_sort(sort: str) -> str:
     if key not in SORTS:
         raise UnknownNameError("sort", sort, difflib.get_close_matches(key, SORTS, n=1, cutoff=0.5) or SORTS)
     return key
-
-
-def models_for(
-    query: str | None = None, include_variants: bool = False
-) -> tuple[list[GpuModel], list[GpuModel]]:
-    """(the models to rank, the China variants left out), in catalog order: the models ``query`` names
-    (every model without one); China variants only with ``include_variants``, unless the query names
-    one itself ("A800")."""
-    every = catalog.all_models()
-    if query:
-        chosen = set(OfferQuery.build([query], include_variants=True).gpu_models)
-        keep = set(OfferQuery.build([query], include_variants=include_variants).gpu_models)
-    else:
-        chosen = {m.name for m in every}
-        keep = {m.name for m in every if include_variants or not m.variant_of}
-    return [m for m in every if m.name in keep], [m for m in every if m.name in chosen - keep]
 
 
 def value_ranking(
@@ -247,7 +226,7 @@ def value_ranking(
     priced_outside = {o.gpu_model for o in _priced(outside)}
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
-    not_ranked: list[NotRanked] = []
+    not_ranked: list[LeftOut] = []
     no_price = f"no {' or '.join(modes)} price" + (f" at {', '.join(names)}" if names else "")
     rows_of = {
         m.name: value_row(m, cheapest.get(m.name), purchase_price(m, fx_usd) if buy else None)
@@ -267,7 +246,7 @@ def value_ranking(
                 )
             elif why == NO_OFFER:
                 why = VGPU_ONLY if model.name in vgpu_only else no_price
-            not_ranked.append(NotRanked(model.name, why))
+            not_ranked.append(LeftOut(model.name, why))
     ranked.sort(key=lambda r: _rank_key(r, sort, buy))
     could = [m.name for m in left_out if _not_ranked_reason(rows_of[m.name], sort, buy) is None]
     away = cheaper_outside_by_model(conn, cheapest, _priced(outside))

@@ -7,7 +7,7 @@ and the one cheaper option outside a region scope (``cheaper_outside``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
@@ -19,6 +19,17 @@ if TYPE_CHECKING:  # pragma: no cover
 TIE_SHARE = Decimal("0.005")  # totals this close (or within TIE_CNY) are a tie: fewer machines win
 TIE_CNY = Decimal(1)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A GPU model an answer does not rank, and why (``plan``'s excluded, ``gpus --value``'s not ranked)."""
+
+    gpu_model: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"gpu_model": self.gpu_model, "reason": self.reason}
 
 
 def price_key(cost: JobCost) -> tuple:
