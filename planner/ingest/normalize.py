@@ -33,7 +33,6 @@ MAX_STORABLE_PRICE = Decimal(10) ** 12
 MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
-# Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@")
 

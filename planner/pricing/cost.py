@@ -15,9 +15,9 @@ Every command that answers "what does this cost, and can I rent it" (``quote``, 
 - ``availability``: sold out, short of idle GPUs, idle but not orderable, available or unknown (most
   offers state no stock: they count as rentable).
 
-Beside it, split out by pure moves: ``planner.pricing.offer`` (``Offer``, ``availability``; the stock
-record it judges is ``db.records.Stock``),
-``planner.pricing.query`` (``OfferQuery`` and the region scope),
+Beside it, each in a module of its own: ``planner.pricing.offer`` (``Offer``, ``availability``; the stock
+record it judges is ``db.records.Stock``), ``planner.pricing.query`` (``OfferQuery``, the region scope and
+``models``, the catalog models a query covers),
 ``planner.pricing.tiers`` (hourly tiers and ``breakeven_hours``, the hours per month above which a monthly
 subscription beats the tiered on-demand price), ``planner.pricing.links`` (``link_between``) and
 ``planner.pricing.rank`` (``rank``: rentable first; cheapest first on unrounded totals, but totals within

@@ -1,8 +1,8 @@
 """The offer every command sees: one instance's latest price on one billing mode, with the provider's
-last word on stock, and the one stock rule (``availability``).
+last word on stock (``db.records.Stock``), and the one stock rule (``availability``).
 
-Split out of ``planner.pricing.cost`` by a pure move, so that ``planner.pricing.query`` and ``planner.pricing.tiers``
-(which ``pricing`` imports) can name ``Offer`` without importing ``pricing`` back.
+A module of its own, apart from ``planner.pricing.cost``, so that ``planner.pricing.query`` and
+``planner.pricing.tiers`` (which ``cost`` imports) can name ``Offer`` without importing ``cost`` back.
 """
 
 from __future__ import annotations

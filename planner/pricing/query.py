@@ -1,7 +1,7 @@
-"""The one filter of the pricing core, moved out of ``planner.pricing.cost`` by a pure move: which offers a
-question is about (GPU models with their China variants, providers, regions, billing modes, spot and
-vGPU rules, region scope), built and checked once by ``OfferQuery.build`` and applied by
-``planner.pricing.cost.latest_offers``. ``planner.regions`` says which scope a region is in."""
+"""The one filter of the pricing core: which offers a question is about (GPU models with their China
+variants, providers, regions, billing modes, spot and vGPU rules, region scope), built and checked once
+by ``OfferQuery.build`` and applied by ``planner.pricing.cost.latest_offers``, and the catalog models it
+covers (``models``). ``planner.regions`` says which scope a region is in."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Ranking job costs, moved out of ``planner.pricing.cost`` (which costs them): rentable first, cheapest
+"""Ranking job costs (``planner.pricing.cost`` costs them): rentable first, cheapest
 first on unrounded totals, totals within 0.5% or 1 CNY of each other to fewer machines, then to the
 wider NVLink; the stock read only as far down as the options that can be shown (``stocked_to_top``);
-and the one cheaper option outside a region scope (``cheaper_outside``).
+and the one cheaper option outside a region scope (``cheaper_outside``). ``LeftOut``: a GPU model an
+answer does not rank, and why.
 """
 
 from __future__ import annotations

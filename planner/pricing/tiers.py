@@ -1,6 +1,5 @@
 """Hourly tiers and the subscription break-even: pure arithmetic on a price that steps down after given
-hours (Tencent: 96 h and 360 h, like tax brackets), moved out of ``planner.pricing.cost``, which costs jobs
-with it.
+hours (Tencent: 96 h and 360 h, like tax brackets). ``planner.pricing.cost`` costs jobs with it.
 
 - ``tiers_of``: the tiers as stored (``prices.tiers``, as the ingest normaliser writes them);
 - ``tier_uses`` / ``tiered_cost``: the cost of some hours on a tiered price, and the steps used;
