@@ -21,6 +21,8 @@ import random
 import sys
 from pathlib import Path
 
+from vocab import IMPORT_REQUIRED_COLUMNS
+
 # CNY per GPU-hour around which each model's on-demand prices sit (list prices seen in the snapshot).
 BASE_CNY_PER_GPU_HOUR = {
     "A100-40GB": 28.0,
@@ -65,18 +67,7 @@ PERIOD_FACTOR = {
     "monthly": 730 * 0.62,
     "yearly": 8760 * 0.5,
 }
-COLUMNS = [
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_model",
-    "gpu_count",
-    "billing",
-    "price",
-    "currency",
-    "observed_at",
-    "source",
-]
+COLUMNS = [*IMPORT_REQUIRED_COLUMNS, "source"]  # each row below writes its cells in this order
 
 
 def instances(rng: random.Random) -> list[tuple[str, str, str, str, int]]:

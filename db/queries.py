@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exists, func, select, true
 from sqlalchemy.engine import Connection
 
+from db.records import Stock
 from db.schema import availability, instances, prices, scrape_runs
-from vocab import STORED_RUN_STATUSES, RunStatus, StockStatus
+from vocab import EXPORT_COLUMNS, STORED_RUN_STATUSES, RunStatus, StockStatus
 
 
 @dataclass(frozen=True)
@@ -43,31 +44,6 @@ class LatestPrice:
     source: str | None
     run_kind: str
     median_price: Decimal | None = None  # a marketplace's median listing (AutoDL); `price` is the cheapest
-
-
-@dataclass(frozen=True)
-class Availability:
-    """The latest stock a provider stated for one instance and billing mode, and when."""
-
-    stock_status: str | None  # available | low | sold_out | None
-    idle_gpus: int | None
-    total_gpus: int | None
-    observed_at: dt.datetime
-    orderable_gpus: int | None = None  # AutoDL gpu_order_num; None where the provider does not say
-    # A marketplace's counts above are summed over machines: the most idle (orderable) on one machine.
-    max_idle_gpus_per_machine: int | None = None
-    max_orderable_gpus_per_machine: int | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "stock_status": self.stock_status,
-            "idle_gpus": self.idle_gpus,
-            "total_gpus": self.total_gpus,
-            "orderable_gpus": self.orderable_gpus,
-            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
-            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
-            "observed_at": self.observed_at,  # naive UTC; the output layer writes it with its Z
-        }
 
 
 def has_prices(conn: Connection) -> bool:
@@ -270,16 +246,14 @@ def price_ranges(
     return out
 
 
-def latest_availability(
-    conn: Connection, keys: Iterable[tuple[int, str]]
-) -> dict[tuple[int, str], Availability]:
+def latest_availability(conn: Connection, keys: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Stock]:
     """The latest stock observation of each (instance_id, billing) that has one.
 
     Seeks the latest run of each key on ``uq_availability_instance_billing_run`` and joins back: one
     row per key, never the whole history.
     """
     keys = set(keys)
-    out: dict[tuple[int, str], Availability] = {}
+    out: dict[tuple[int, str], Stock] = {}
     iids = sorted({k[0] for k in keys})
     for start in range(0, len(iids), 500):
         chunk = iids[start : start + 500]
@@ -304,11 +278,11 @@ def latest_availability(
         )
         for iid, billing, *said in rows:
             if (iid, billing) in keys:
-                out[(iid, billing)] = Availability(*said)
+                out[(iid, billing)] = Stock(*said)
     return out
 
 
-def current_availability(conn: Connection, priced: Iterable[Any]) -> dict[tuple[int, str], Availability]:
+def current_availability(conn: Connection, priced: Iterable[Any]) -> dict[tuple[int, str], Stock]:
     """``latest_availability`` for priced rows (anything with ``instance_id``, ``billing`` and
     ``observed_at``: a latest price, a quote option, a rental), leaving out stock stated before the
     price's own day. A provider that stops stating stock, or a scraper that stops claiming it (the
@@ -663,7 +637,8 @@ def export_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ):
     """Every stored observation (oldest first), streamed, with its instance's columns, its tiers and
-    median, and the stock seen in the same run (the columns of ``planner.ingest.importer.EXPORT_COLUMNS``)."""
+    median, and the stock seen in the same run: the columns of ``vocab.EXPORT_COLUMNS``, each read from
+    the first of the instance, the price and the run's stock that has it."""
     filters = []
     if gpu_models:
         filters.append(instances.c.gpu_model.in_(list(gpu_models)))
@@ -672,27 +647,7 @@ def export_rows(
     stock = availability.alias("stock")
     query = (
         select(
-            instances.c.provider,
-            instances.c.region,
-            instances.c.instance_type,
-            instances.c.gpu_model,
-            instances.c.gpu_count,
-            prices.c.billing,
-            prices.c.price,
-            prices.c.currency,
-            prices.c.observed_at,
-            instances.c.vcpus,
-            instances.c.memory_gb,
-            prices.c.source,
-            instances.c.gpu_note,
-            prices.c.tiers,
-            prices.c.median_price,
-            stock.c.stock_status,
-            stock.c.idle_gpus,
-            stock.c.total_gpus,
-            stock.c.orderable_gpus,
-            stock.c.max_idle_gpus_per_machine,
-            stock.c.max_orderable_gpus_per_machine,
+            *(next(t.c[name] for t in (instances, prices, stock) if name in t.c) for name in EXPORT_COLUMNS)
         )
         .join(instances, instances.c.id == prices.c.instance_id)
         .outerjoin(

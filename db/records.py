@@ -1,7 +1,10 @@
-"""The records of the write path: what callers hand ``db.store`` and ``db.bulk``, and what they answer.
+"""The records ``db`` takes and gives: what callers hand ``db.store`` and ``db.bulk`` and what they
+answer, and :class:`Stock`, the stock a provider stated, as ``db.queries`` reads it and every command
+judges it (``planner.pricing.offer.availability``).
 
-Typed and immutable; field names carry their units. Kept apart from both writers so that neither
-imports the other for them.
+Typed and immutable; field names carry their units. Kept apart from the writers and the queries (and
+free of SQLAlchemy) so that neither writer imports the other for them, and the decision core can name
+a stock record without loading the database code.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, NamedTuple
+
+from vocab import iso_time
 
 InstanceKey = tuple[str, str, str]  # provider, region, instance_type
 
@@ -78,6 +83,59 @@ class AvailabilityRow:
     # A marketplace's counts above are summed over machines: the most idle (orderable) on one machine.
     max_idle_gpus_per_machine: int | None = None
     max_orderable_gpus_per_machine: int | None = None
+
+
+@dataclass(frozen=True)
+class Stock:
+    """What a provider last said about one instance and billing mode, and when: the one stock record.
+
+    ``db.queries.latest_availability`` reads it, ``planner.pricing`` attaches it to an offer and judges
+    it, and every JSON record writes it with :meth:`to_dict`.
+    """
+
+    stock_status: str | None  # available | low | sold_out | None (unknown is stored as None)
+    idle_gpus: int | None
+    total_gpus: int | None
+    observed_at: dt.datetime  # naive UTC
+    orderable_gpus: int | None = None  # GPUs that can be ordered now (AutoDL's gpu_order_num)
+    # A marketplace (AutoDL) sums the counts above over its machines; a job's GPUs are rented on one of
+    # them: the most idle (orderable) GPUs on any one machine. None where not stated (other providers,
+    # stock stored before these were recorded).
+    max_idle_gpus_per_machine: int | None = None
+    max_orderable_gpus_per_machine: int | None = None
+
+    @classmethod
+    def of(cls, row: Any) -> Stock:
+        """From a row of the ``availability`` table (or anything with its columns): the counts a row
+        does not carry are None."""
+        if isinstance(row, Stock):
+            return row
+        return cls(
+            row.stock_status,
+            row.idle_gpus,
+            row.total_gpus,
+            row.observed_at,
+            getattr(row, "orderable_gpus", None),
+            getattr(row, "max_idle_gpus_per_machine", None),
+            getattr(row, "max_orderable_gpus_per_machine", None),
+        )
+
+    @property
+    def rentable_gpus(self) -> int | None:
+        """GPUs a renter can take now, where the provider counts them: the orderable ones where
+        stated (AutoDL lists idle GPUs it takes no order for), else the idle ones."""
+        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stock_status": self.stock_status,
+            "idle_gpus": self.idle_gpus,
+            "total_gpus": self.total_gpus,
+            "orderable_gpus": self.orderable_gpus,
+            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
+            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
+            "observed_at": iso_time(self.observed_at),
+        }
 
 
 class PriceRecord(NamedTuple):

@@ -18,7 +18,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from db.bulk import append_prices
 
-# The records are re-exported: callers write store.PriceRow, store.InstanceKey.
+# The records the writes take and give, named here too: a caller of the writes finds them beside them
+# (store.PriceRow, store.InstanceKey).
 from db.records import (  # noqa: F401
     AvailabilityRow,
     InstanceKey,

@@ -261,6 +261,37 @@ def resolve_query(query: str, include_variants: bool = False) -> list[Selection]
     return selections
 
 
+@dataclass(frozen=True)
+class ListedPurchase:
+    """The catalog's purchase price of one card, as listed: ``basis`` "cny" (a China price, ``amount`` in
+    CNY) or "usd" (the US price, in USD, carrying no China premium)."""
+
+    amount: Decimal
+    basis: str
+    date: str | None
+    source: str | None
+
+    def cny(self, cny_per_usd: Decimal | None) -> Decimal | None:
+        """The price in CNY: a China price as it is, a US price at ``cny_per_usd`` (None without one)."""
+        if self.basis == "cny":
+            return self.amount
+        return None if cny_per_usd is None else self.amount * cny_per_usd
+
+
+def purchase_price(model: GpuModel) -> ListedPurchase | None:
+    """The one choice of the price a card is bought at: its China price where the catalog has one, else
+    its US price; None when it has neither (``gpus --value --buy`` and ``tco`` both cost with it)."""
+    if model.purchase_price_cny is not None:
+        return ListedPurchase(
+            model.purchase_price_cny, "cny", model.purchase_price_date, model.purchase_price_source
+        )
+    if model.purchase_price_usd is not None:
+        return ListedPurchase(
+            model.purchase_price_usd, "usd", model.purchase_price_date, model.purchase_price_source
+        )
+    return None
+
+
 def purchase_price_day(model: GpuModel) -> dt.date | None:
     """The day the catalog's purchase price was observed; a month or a year alone ("2024-07", "2020")
     counts from its first day. None when the price is undated."""

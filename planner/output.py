@@ -13,11 +13,8 @@ from decimal import Decimal
 from typing import Any
 
 from planner.text import printable
-
-# The one formula rule, shared with the reports (re-exported: export, import and transfer use it).
-from reports.cells import FORMULA_PREFIXES as FORMULA_PREFIXES
-from reports.cells import iso_time as iso_time
-from reports.cells import neutralise as neutralise
+from reports.cells import neutralise  # the one formula rule, shared with the reports' files
+from vocab import iso_time
 
 FORMATS = ("table", "json", "csv")
 

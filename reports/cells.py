@@ -1,4 +1,4 @@
-"""Formula injection and timestamps: the rules every CSV (and JSON) the planner writes follows.
+"""Formula injection: the rule every CSV the planner writes follows (times are spelt by ``vocab.iso_time``).
 
 Here, in ``reports`` and free of pandas, because the reports' files (``reports.csvfile``) and the
 planner's ``--format csv`` and ``export`` (``planner.output``) both need it, and ``reports`` never
@@ -7,7 +7,6 @@ imports ``planner``.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 # A text cell starting with one of these runs as a formula in Excel, LibreOffice or Google Sheets (a
@@ -24,13 +23,3 @@ def neutralise(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
-
-
-def iso_time(value: dt.datetime) -> str:
-    """ISO 8601 with its zone: ``2026-11-30T02:00:00Z``. The database stores naive UTC, so a naive time
-    is UTC; an aware one keeps its offset (``+08:00``), ``Z`` when it is UTC."""
-    if value.tzinfo is None:
-        return value.isoformat() + "Z"
-    if value.utcoffset() == dt.timedelta(0):
-        return value.replace(tzinfo=None).isoformat() + "Z"
-    return value.isoformat()

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.cells import iso_time, neutralise
+from reports.cells import neutralise
 from reports.files import written_whole
+from vocab import iso_time
 
 ENCODING = "utf-8-sig"  # UTF-8 with a byte-order mark, so Excel reads Chinese text correctly
 

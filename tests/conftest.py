@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from planner.ingest.importer import REQUIRED_COLUMNS
+from vocab import IMPORT_REQUIRED_COLUMNS
 
 PG_URL_ENV = "PLANNER_TEST_DATABASE_URL"
 PG_SKIP_REASON = f"PostgreSQL tests need {PG_URL_ENV} (e.g. postgresql+psycopg://root@127.0.0.1:5432/test)"
@@ -157,7 +157,7 @@ def run_cli(runner: CliRunner, db_url: str, tmp_path: Path):
 
 def write_csv(path: Path, rows: list[dict[str, object]], columns: list[str] | None = None) -> Path:
     """Write an import CSV with the standard header (or ``columns``)."""
-    columns = columns or list(REQUIRED_COLUMNS)
+    columns = columns or list(IMPORT_REQUIRED_COLUMNS)
     lines = [",".join(columns)]
     for row in rows:
         lines.append(",".join(str(row.get(c, "")) for c in columns))

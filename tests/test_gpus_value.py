@@ -17,11 +17,12 @@ from sqlalchemy import insert
 
 from db.queries import latest_prices
 from db.schema import availability
-from planner.answers.value import check_options, models_for, per_unit, purchase_price, value_ranking
+from planner.answers.value import check_options, per_unit, purchase_price, value_ranking
 from planner.catalog import get_model
 from planner.config import load_config
 from planner.errors import UnknownNameError
 from planner.ingest.importer import import_csv
+from planner.pricing.query import OfferQuery, models
 from planner.views.gpus import render_value
 from tests.conftest import price_row, write_csv
 from tests.helpers.cli import loaded
@@ -49,11 +50,13 @@ def priced(engine, tmp_path):
 
 
 def rank(engine, query=None, include_variants=False, **kwargs):
-    models, left_out = models_for(query, include_variants)
+    chosen, left_out = models(
+        OfferQuery.build([query] if query else [], include_variants=True), include_variants
+    )
     with engine.connect() as conn:
         sort = kwargs.pop("sort", "tflops")
         query = check_options(sort, kwargs.pop("providers", ()), kwargs.pop("billing", ()))[1]
-        return value_ranking(conn, models, FX, query, sort=sort, left_out=left_out, **kwargs)
+        return value_ranking(conn, chosen, FX, query, sort=sort, left_out=left_out, **kwargs)
 
 
 def by_gpu(result):
@@ -242,7 +245,7 @@ def test_buy_ranks_per_10k_cny_of_the_catalog_price(priced):
     reasons = why(result)
     assert all(
         reasons[m.name] == "no purchase price in the catalog"
-        for m in models_for()[0]
+        for m in models(OfferQuery(), include_variants=False)[0]
         if m.purchase_price_cny is None and m.purchase_price_usd is None
     )
     memory = [r.memory_gb_per_10k_cny for r in rank(priced, buy=True, sort="memory").ranked]

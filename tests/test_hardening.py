@@ -32,7 +32,7 @@ from db import store
 from db.engine import ensure_schema, make_engine
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
-from planner.ingest.importer import REQUIRED_COLUMNS, import_csv
+from planner.ingest.importer import import_csv
 from planner.ingest.normalize import normalize_offers
 from planner.ingest.snapshot import ensure_prices
 from planner.output import dumps_json, table
@@ -41,6 +41,7 @@ from tests.helpers.cli import assert_one_line_error
 from tests.helpers.disk import fill, tiny_disk
 from tests.helpers.offers import T4 as TENCENT_T4
 from tests.helpers.replay import RAW, REPLAY_DAYS, refresh, replay_copy
+from vocab import IMPORT_REQUIRED_COLUMNS
 
 FX = load_config(env={}).section("fx")
 T4 = replace(TENCENT_T4, tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))))
@@ -48,7 +49,7 @@ T4 = replace(TENCENT_T4, tiers=((96, Decimal("8.00")), (360, Decimal("7.50"))))
 
 def write_rows(path: Path, rows: list[dict[str, object]], columns: list[str] | None = None) -> Path:
     """An import file written by the csv module (fields with commas or quotes stay whole)."""
-    columns = columns or list(REQUIRED_COLUMNS)
+    columns = columns or list(IMPORT_REQUIRED_COLUMNS)
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
@@ -125,7 +126,7 @@ def test_numbers_a_database_url_with_a_port_that_is_not_a_number_is_one_line(run
     ],
 )
 def test_numbers_an_import_refuses_what_it_cannot_read_exactly(run_cli, engine, tmp_path, change, fragment):
-    columns = [*REQUIRED_COLUMNS, "vcpus", "memory_gb"]
+    columns = [*IMPORT_REQUIRED_COLUMNS, "vcpus", "memory_gb"]
     path = write_rows(
         tmp_path / "n.csv", [price_row(), price_row(**{"observed_at": "2026-11-02", **change})], columns
     )

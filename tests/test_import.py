@@ -9,8 +9,9 @@ from sqlalchemy import func, select
 
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
-from planner.ingest.importer import REQUIRED_COLUMNS, ImportFileError, import_csv
+from planner.ingest.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
+from vocab import IMPORT_REQUIRED_COLUMNS
 
 FX = load_config(env={}).section("fx")
 
@@ -176,7 +177,7 @@ def test_an_export_written_before_the_per_machine_columns_still_imports(engine, 
         "total_gpus": 480,
         "orderable_gpus": 40,
     }
-    path = write_csv(tmp_path / "old.csv", [row], list(REQUIRED_COLUMNS) + STOCK_BEFORE_0005)
+    path = write_csv(tmp_path / "old.csv", [row], list(IMPORT_REQUIRED_COLUMNS) + STOCK_BEFORE_0005)
     assert import_csv(engine, path, FX).stored == 1
     assert _stock_of(engine) == [(40, None, None)]
 
@@ -185,7 +186,7 @@ def test_the_per_machine_stock_round_trips_through_export_and_import(engine, tmp
     row = price_row(provider="autodl", region="west-B", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
     row |= {"price": "1.88", "idle_gpus": 40, "total_gpus": 480, "orderable_gpus": 40}
     row |= {"max_idle_gpus_per_machine": 2, "max_orderable_gpus_per_machine": 1}
-    columns = list(REQUIRED_COLUMNS) + STOCK_BEFORE_0005 + PER_MACHINE
+    columns = list(IMPORT_REQUIRED_COLUMNS) + STOCK_BEFORE_0005 + PER_MACHINE
     assert import_csv(engine, write_csv(tmp_path / "new.csv", [row], columns), FX).stored == 1
     assert _stock_of(engine) == [(40, 2, 1)]
     from db.engine import ensure_schema, make_engine
@@ -229,3 +230,26 @@ def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
     )
     again = run_cli("import", str(out), "--format", "json")
     assert '"stored": 0' in again.output
+
+
+def test_the_price_row_is_declared_once():
+    """vocab.PRICE_COLUMNS starts every price file and record: the import format, what export and the
+    snapshot write, the benchmark's history, and ``prices``' JSON record and CSV row."""
+    from dataclasses import fields
+
+    from bench.generate import COLUMNS as BENCH_COLUMNS
+    from planner.answers.prices import CSV_COLUMNS, ListedPrice
+    from planner.ingest.snapshot_build import SNAPSHOT_COLUMNS
+    from vocab import EXPORT_COLUMNS, PRICE_COLUMNS
+
+    starts = {
+        "import": IMPORT_REQUIRED_COLUMNS,
+        "export": EXPORT_COLUMNS,
+        "snapshot": SNAPSHOT_COLUMNS,
+        "bench": tuple(BENCH_COLUMNS),
+        "prices record": tuple(f.name for f in fields(ListedPrice)),
+        "prices csv": CSV_COLUMNS,
+    }
+    assert {name: cols[: len(PRICE_COLUMNS)] for name, cols in starts.items()} == dict.fromkeys(
+        starts, PRICE_COLUMNS
+    )

@@ -4,6 +4,10 @@
 - ``vocab`` imports nothing of ours; ``scrapers``, ``db`` and ``reports`` never import ``planner``;
   ``scrapers`` and ``db`` import only themselves and ``vocab``; ``reports`` only ``db`` and ``vocab``.
 - No two modules import each other, directly or round a longer loop.
+- The decision core (``planner.pricing``) leans on nothing outward: nothing it imports, directly or
+  through another module, is an answer, the ingest code, a view, a command, ``ops``, ``alerts`` or
+  ``reports``. What it shares with them (money arithmetic, how a time is written) lives in leaves
+  (``planner.money``, ``vocab``).
 - No module under ``tests/`` imports a test module (``tests.test_*``): shared helpers live in
   ``tests/helpers/`` and shared fixtures in ``tests/conftest.py``.
 """
@@ -28,6 +32,18 @@ ALLOWED = {
     "reports": {"db", "vocab"},
     "planner": {"scrapers", "db", "reports", "vocab"},
 }
+PRICING = "planner.pricing"
+# What the decision core may not lean on (it decides; these ask, store, show or send).
+OUTWARD = (
+    "planner.answers",
+    "planner.ingest",
+    "planner.views",
+    "planner.commands",
+    "planner.cli",
+    "planner.ops",
+    "planner.alerts",
+    "reports",
+)
 # Loops still to be cut, each named: the test fails when one closes (remove it here) or a new one opens.
 # Empty: there are none.
 KNOWN_LOOPS: set[frozenset[str]] = set()
@@ -141,6 +157,36 @@ def test_packages_import_only_what_the_architecture_allows(graph):
             if other != package and other not in ALLOWED[package]:
                 wrong.append((name, target))
     assert wrong == []
+
+
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def _is_in(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_pricing_leans_on_nothing_outward(graph):
+    core = [name for name in graph if _is_in(name, (PRICING,))]
+    assert "planner.pricing.cost" in core
+    outward = {
+        name: sorted(target for target in _reached(graph, name) if _is_in(target, OUTWARD)) for name in core
+    }
+    assert {name: found for name, found in outward.items() if found} == {}
+
+
+def test_the_money_leaf_stays_a_leaf(graph):
+    leaves = {"planner.billing", "planner.errors", "planner.wording", "vocab"}
+    assert _reached(graph, "planner.money") <= leaves
 
 
 def test_no_import_loops_but_the_known_ones(graph):

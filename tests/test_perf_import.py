@@ -16,9 +16,9 @@ from db import store
 from db.schema import instances, prices, scrape_runs
 from planner.config import load_config
 from planner.ingest import importer
-from planner.ingest.importer import COLUMNS as IMPORT_COLUMNS
 from planner.ingest.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
+from vocab import IMPORT_COLUMNS
 
 FX = {**load_config(env={}).section("fx"), "USD": 7.2}
 COLUMNS = list(IMPORT_COLUMNS)  # the import format, from its one definition

@@ -1,4 +1,5 @@
-"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, and the providers.
+"""The planner's vocabulary: billing modes, price units, run, stock and check statuses, the providers, the
+columns of a price row, and how a moment is written in a file (:func:`iso_time`).
 
 This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
 nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
@@ -18,6 +19,7 @@ importing ``requests`` or any scraper.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -108,6 +110,46 @@ HOURS_PER_UNIT: dict[str, int] = {
 }
 
 
+# --- A price row, as every file spells it ---------------------------------------------------------------
+#
+# Declared once: ``planner import`` reads these columns, ``planner export`` and ``db.queries.export_rows``
+# write and select them, the bundled snapshot and ``bench/generate.py`` write them, and ``planner prices
+# --format csv`` starts its rows with PRICE_COLUMNS.
+
+# One price of one instance: the instance (provider, region, instance type), its GPUs, the billing mode
+# and the price per instance and billing unit, in its currency.
+PRICE_COLUMNS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpu_count",
+    "billing",
+    "price",
+    "currency",
+)
+IMPORT_REQUIRED_COLUMNS: tuple[str, ...] = (*PRICE_COLUMNS, "observed_at")
+IMPORT_OPTIONAL_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gb", "source")
+IMPORT_COLUMNS: tuple[str, ...] = IMPORT_REQUIRED_COLUMNS + IMPORT_OPTIONAL_COLUMNS
+# What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
+# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
+# marketplace's median listing, and the stock seen with the price (kept for the newest row of each
+# instance and billing mode: the database keeps one stock row per instance, billing mode and run). A file
+# written before a column was added (max_*_per_machine: 2026-12) still imports; the column is then empty.
+LOSSLESS_COLUMNS: tuple[str, ...] = (
+    "gpu_note",
+    "tiers",
+    "median_price",
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "orderable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
+)
+EXPORT_COLUMNS: tuple[str, ...] = IMPORT_COLUMNS + LOSSLESS_COLUMNS
+
+
 # RawOffer.extra key: a GPU memory size as the provider sent it, in a unit it does not document
 # (Volcengine's Memory.Size). The pipeline checks it against the catalog (planner.ingest.normalize).
 EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED = "gpu_memory_size_unit_undocumented"
@@ -155,3 +197,14 @@ REGION_NAMING: dict[str, RegionNaming] = {p.name: p.region_naming for p in PROVI
 # GPUs on one marketplace machine: AutoDL's market search lists machines with gpu_number 8
 # (shared/reference/samples/autodl_machine_search.json).
 MARKET_MACHINE_GPUS = 8
+
+
+def iso_time(value: dt.datetime) -> str:
+    """ISO 8601 with its zone: ``2026-11-30T02:00:00Z``. The database stores naive UTC, so a naive time
+    is UTC; an aware one keeps its offset (``+08:00``), ``Z`` when it is UTC. Every time the planner
+    writes (JSON, CSV, the reports' files) is spelt this way."""
+    if value.tzinfo is None:
+        return value.isoformat() + "Z"
+    if value.utcoffset() == dt.timedelta(0):
+        return value.replace(tzinfo=None).isoformat() + "Z"
+    return value.isoformat()

@@ -12,8 +12,9 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import Engine
 
-from planner.ingest.importer import EXPORT_COLUMNS
-from planner.output import iso_time, neutralise, to_jsonable
+from planner.output import to_jsonable
+from reports.cells import neutralise
+from vocab import EXPORT_COLUMNS, iso_time
 
 # How a column's value is written where ``str`` is not what import reads back.
 FORMATS = {

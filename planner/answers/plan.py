@@ -27,7 +27,8 @@ from planner.pricing.cost import (
     offers_in_and_out_of_scope,
 )
 from planner.pricing.offer import NOTHING_RENTABLE
-from planner.pricing.rank import rank, rank_costs, stocked_to_top_each
+from planner.pricing.query import models as models_of
+from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
 from planner.wording import Phrase
 from planner.workload.estimate import Estimate, NoFp8Error, estimate
 from planner.workload.inference import (
@@ -191,17 +192,11 @@ class PlanOption:
 
 
 @dataclass(frozen=True)
-class Excluded:
-    gpu_model: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class Plan:
     workload: Workload
     memory: Estimate  # the workload without a GPU: memory and FLOPs
     options: tuple[PlanOption, ...]  # cheapest first
-    excluded: tuple[Excluded, ...]  # GPU models with prices that were left out, and why
+    excluded: tuple[LeftOut, ...]  # GPU models with prices that were left out, and why
     unpriced: tuple[str, ...]  # GPU models without any matching price
     gpus_max: int | None = None
     budget_cny: Decimal | None = None
@@ -254,7 +249,7 @@ class Plan:
             "no_cheapest": None if self.cheapest or not self.options else NOTHING_RENTABLE,
             "options": [o.to_dict() for o in self.options],
             "cheaper_outside_scope": self.outside.to_dict() if self.outside else None,
-            "excluded": [e.__dict__.copy() for e in self.excluded],
+            "excluded": [e.to_dict() for e in self.excluded],
             "unpriced": list(self.unpriced),
             "priced_outside_scope_only": list(self.priced_outside_only),
         }
@@ -286,11 +281,11 @@ def plan(
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
     query = query if query is not None else OfferQuery()
-    models = models_for(query)
+    models = models_of(query)[0]
     inside, outside = offers_in_and_out_of_scope(conn, query, fx, stock=False)
     away_models = {o.gpu_model for o in outside}
     by_model = _by_model(inside)
-    excluded: list[Excluded] = []
+    excluded: list[LeftOut] = []
     options = _options(conn, workload, models, by_model, gpus_max, deadline, budget, excluded)
     cheaper = None
     if outside:  # the same plan on the offers outside the scope: its first rentable option, if cheaper
@@ -331,7 +326,7 @@ def _options(
     gpus_max: int | None,
     deadline: float | None,
     budget: Decimal | None,
-    excluded: list[Excluded],
+    excluded: list[LeftOut],
 ) -> list[PlanOption]:
     """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
     ``excluded`` with the reason."""
@@ -341,7 +336,7 @@ def _options(
             continue
         found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
         if isinstance(found, str):
-            excluded.append(Excluded(model.name, found))
+            excluded.append(LeftOut(model.name, found))
         else:
             candidates[model.name] = (model, found[0], found[1], found[2])
     # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
@@ -354,7 +349,7 @@ def _options(
     for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
         best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
-            excluded.append(Excluded(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
+            excluded.append(LeftOut(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
             on = workload.on(model, best.gpus)
             job, steady = per_million_tokens(on, best)
@@ -406,11 +401,6 @@ def check_plan_filters(
             "72",
         )
     return budget, deadline_hours
-
-
-def models_for(query: OfferQuery) -> list[GpuModel]:
-    """The catalog models ``query`` names (every model when it names none), in catalog order."""
-    return [m for m in catalog.all_models() if not query.gpu_models or m.name in query.gpu_models]
 
 
 def _work_for(

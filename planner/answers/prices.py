@@ -7,42 +7,27 @@ it. When nothing matches, ``PriceList.would_match`` says what would (a variant, 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from db.records import Stock
 from planner.pricing.cost import OfferQuery
 
-# The CSV columns: the JSON record with its availability flattened into stock_* columns.
-CSV_COLUMNS = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_model",
-    "gpu_count",
-    "billing",
-    "price",
-    "currency",
-    "unit",
-    "cny_per_gpu_hour",
-    "observed_at",
-    "source",
-    "from_snapshot",
-    "gpu_note",
-    "median_price",
-    "stock_status",
-    "stock_idle_gpus",
-    "stock_total_gpus",
-    "stock_max_idle_gpus_per_machine",
-    "stock_observed_at",
-)
+if TYPE_CHECKING:  # db.queries is imported on use (it loads SQLAlchemy's SQL layer)
+    from db.queries import LatestPrice
 
 
 @dataclass(frozen=True)
 class ListedPrice:
-    """One instance's latest price on one billing mode, and the stock stated for it (or None)."""
+    """One instance's latest price on one billing mode, and the stock stated for it (or None).
+
+    Its fields are the JSON record's keys, in order: ``vocab.PRICE_COLUMNS`` first (a test holds them
+    to it), then what a stored latest price adds. All but ``from_snapshot`` and ``availability`` are
+    the stored latest price's own fields (``db.queries.LatestPrice``), taken by name.
+    """
 
     provider: str
     region: str
@@ -59,12 +44,20 @@ class ListedPrice:
     from_snapshot: bool
     gpu_note: str | None
     median_price: Decimal | None
-    availability: Any  # db.queries.Availability | None
+    availability: Stock | None
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         out["availability"] = self.availability.to_dict() if self.availability else None
         return out
+
+    @classmethod
+    def of(cls, latest: LatestPrice, availability: Stock | None) -> ListedPrice:
+        return cls(
+            **{name: getattr(latest, name) for name in _FROM_LATEST},
+            from_snapshot=latest.run_kind == "snapshot",
+            availability=availability,
+        )
 
     def flat(self) -> dict[str, Any]:
         """The CSV row: availability as stock_* columns."""
@@ -76,6 +69,19 @@ class ListedPrice:
             "stock_max_idle_gpus_per_machine": a.max_idle_gpus_per_machine if a else None,
             "stock_observed_at": a.observed_at if a else None,
         }
+
+
+_OWN = ("from_snapshot", "availability")
+_FROM_LATEST = tuple(f.name for f in fields(ListedPrice) if f.name not in _OWN)
+# The CSV columns: the JSON record with its availability flattened into stock_* columns.
+CSV_COLUMNS = (
+    *(f.name for f in fields(ListedPrice) if f.name != "availability"),
+    "stock_status",
+    "stock_idle_gpus",
+    "stock_total_gpus",
+    "stock_max_idle_gpus_per_machine",
+    "stock_observed_at",
+)
 
 
 @dataclass(frozen=True)
@@ -112,24 +118,7 @@ def latest(engine: Engine, query: OfferQuery) -> PriceList:
         stock = current_availability(conn, found)
         would_match = NearMatch() if found else _would_match(conn, query)
     rows = [
-        ListedPrice(
-            provider=p.provider,
-            region=p.region,
-            instance_type=p.instance_type,
-            gpu_model=p.gpu_model,
-            gpu_count=p.gpu_count,
-            billing=p.billing,
-            price=p.price,
-            currency=p.currency,
-            unit=p.unit,
-            cny_per_gpu_hour=p.cny_per_gpu_hour,
-            observed_at=p.observed_at,
-            source=p.source,
-            from_snapshot=p.run_kind == "snapshot",
-            gpu_note=p.gpu_note,
-            median_price=p.median_price,
-            availability=stock.get((p.instance_id, p.billing)),
-        )
+        ListedPrice.of(p, stock.get((p.instance_id, p.billing)))
         for p in sorted(found, key=lambda p: (p.gpu_model, p.cny_per_gpu_hour, p.provider))
     ]
     return PriceList(rows, would_match)

@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner.billing import HOURS_PER_YEAR
-from planner.catalog import stale_purchase_price_note
+from planner.catalog import purchase_price, stale_purchase_price_note
 from planner.config import packaged_defaults
 from planner.errors import QuantityError, UsageError
 from planner.units import MAX_GPUS
@@ -399,12 +399,13 @@ def _purchase_price(
     source = gpu.purchase_price_source or "catalog"
     dated = f"catalog, {gpu.purchase_price_date or 'undated'}: {source}"
     included = "server included" in source.lower() or "incl. server" in source.lower()
-    if gpu.purchase_price_cny is not None:
-        return Decimal(gpu.purchase_price_cny), dated, included
-    if gpu.purchase_price_usd is not None and cny_per_usd is not None:
+    listed = purchase_price(gpu)
+    if listed is not None and listed.basis == "cny":
+        return listed.amount, dated, included
+    if listed is not None and cny_per_usd is not None:
         fx = _bounded(cny_per_usd, "CNY per USD", Decimal(0), Decimal(1000))
-        note = f"US price {gpu.purchase_price_usd} USD at {fx} CNY/USD, no China premium; {dated}"
-        return Decimal(gpu.purchase_price_usd) * fx, note, included
+        note = f"US price {listed.amount} USD at {fx} CNY/USD, no China premium; {dated}"
+        return listed.amount * fx, note, included
     raise UsageError(
         f"the catalog has no purchase price for {gpu.name}",
         Phrase("give one with {purchase_price} CNY (per GPU)"),

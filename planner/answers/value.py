@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from planner import catalog
 from planner.billing import ON_DEMAND
 from planner.errors import UnknownNameError
-from planner.ingest.normalize import PriceRejected, fx_rate
+from planner.money import PriceRejected, fx_rate
 from planner.pricing.cost import (
     ALL,
     Offer,
@@ -46,6 +46,7 @@ from planner.pricing.cost import (
     offers_in_and_out_of_scope,
 )
 from planner.pricing.query import scope_words
+from planner.pricing.rank import LeftOut
 from planner.wording import Phrase
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
@@ -54,6 +55,22 @@ if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db
     from planner.catalog import GpuModel
 
 SORTS: tuple[str, ...] = ("tflops", "memory")
+# The keys of the cheapest offer's record (``Offer.to_dict``) a model's value row shows; None without one.
+OFFER_KEYS: tuple[str, ...] = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpus_per_instance",
+    "billing",
+    "unit_price",
+    "unit",
+    "currency",
+    "observed_at",
+    "age_days",
+    "from_snapshot",
+    "source",
+    "gpu_note",
+)
 DEFAULT_BILLING: tuple[str, ...] = (ON_DEMAND,)
 PURCHASE_UNIT_CNY = Decimal(10_000)  # purchase figures are per 10,000 CNY
 FIGURE = Decimal("0.0001")
@@ -92,6 +109,7 @@ class ValueRow:
 
     def to_dict(self, buy: bool = False) -> dict[str, Any]:
         o = self.offer
+        said = o.to_dict() if o else {}
         out: dict[str, Any] = {
             "rank": self.rank,
             "gpu_model": self.gpu_model,
@@ -101,21 +119,9 @@ class ValueRow:
             "cny_per_gpu_hour": o.cny_per_gpu_hour.quantize(FIGURE) if o else None,
             "tflops_per_cny_hour": self.tflops_per_cny_hour,
             "memory_gb_per_cny_hour": self.memory_gb_per_cny_hour,
-            "provider": o.provider if o else None,
-            "region": o.region if o else None,
-            "instance_type": o.instance_type if o else None,
-            "gpus_per_instance": o.gpus_per_instance if o else None,
-            "billing": o.billing if o else None,
-            "unit_price": o.unit_price if o else None,
-            "unit": o.unit if o else None,
-            "currency": o.currency if o else None,
-            "observed_at": o.observed_at if o else None,
-            "age_days": o.age_days if o else None,
-            "from_snapshot": o.from_snapshot if o else None,
-            "source": o.source if o else None,
-            "gpu_note": o.gpu_note if o else None,
+            **{key: said.get(key) for key in OFFER_KEYS},
             "sold_out": not o.availability.rentable if o else None,
-            "stock_state": o.availability.value if o else None,
+            "stock_state": said.get("stock_state"),
         }
         if buy:
             p = self.purchase
@@ -131,19 +137,13 @@ class ValueRow:
 
 
 @dataclass(frozen=True)
-class NotRanked:
-    gpu_model: str
-    reason: str
-
-
-@dataclass(frozen=True)
 class ValueRanking:
     sort: str
     buy: bool
     billing: tuple[str, ...]
     providers: tuple[str, ...]
     ranked: tuple[ValueRow, ...]  # best value first
-    not_ranked: tuple[NotRanked, ...]  # in catalog order
+    not_ranked: tuple[LeftOut, ...]  # in catalog order
     variants_left_out: tuple[str, ...] = ()  # China variants that could be ranked, left out by choice
     scope: str = ALL
     # Per ranked model whose cheapest rentable offer outside ``scope`` costs less per GPU-hour, that offer.
@@ -172,7 +172,7 @@ class ValueRanking:
             "as_of": self.as_of,
             "from_snapshot": self.from_snapshot,
             "ranked": [r.to_dict(self.buy) for r in self.ranked],
-            "not_ranked": [{"gpu_model": n.gpu_model, "reason": n.reason} for n in self.not_ranked],
+            "not_ranked": [n.to_dict() for n in self.not_ranked],
             "variants_left_out": list(self.variants_left_out),
             "cheaper_outside_scope": [{"gpu_model": o.gpu_model} | o.to_dict() for o in self.cheaper_outside],
         }
@@ -193,22 +193,6 @@ def check_sort(sort: str) -> str:
     if key not in SORTS:
         raise UnknownNameError("sort", sort, difflib.get_close_matches(key, SORTS, n=1, cutoff=0.5) or SORTS)
     return key
-
-
-def models_for(
-    query: str | None = None, include_variants: bool = False
-) -> tuple[list[GpuModel], list[GpuModel]]:
-    """(the models to rank, the China variants left out), in catalog order: the models ``query`` names
-    (every model without one); China variants only with ``include_variants``, unless the query names
-    one itself ("A800")."""
-    every = catalog.all_models()
-    if query:
-        chosen = set(OfferQuery.build([query], include_variants=True).gpu_models)
-        keep = set(OfferQuery.build([query], include_variants=include_variants).gpu_models)
-    else:
-        chosen = {m.name for m in every}
-        keep = {m.name for m in every if include_variants or not m.variant_of}
-    return [m for m in every if m.name in keep], [m for m in every if m.name in chosen - keep]
 
 
 def value_ranking(
@@ -242,7 +226,7 @@ def value_ranking(
     priced_outside = {o.gpu_model for o in _priced(outside)}
     fx_usd = _usd_rate(fx)
     ranked: list[ValueRow] = []
-    not_ranked: list[NotRanked] = []
+    not_ranked: list[LeftOut] = []
     no_price = f"no {' or '.join(modes)} price" + (f" at {', '.join(names)}" if names else "")
     rows_of = {
         m.name: value_row(m, cheapest.get(m.name), purchase_price(m, fx_usd) if buy else None)
@@ -262,7 +246,7 @@ def value_ranking(
                 )
             elif why == NO_OFFER:
                 why = VGPU_ONLY if model.name in vgpu_only else no_price
-            not_ranked.append(NotRanked(model.name, why))
+            not_ranked.append(LeftOut(model.name, why))
     ranked.sort(key=lambda r: _rank_key(r, sort, buy))
     could = [m.name for m in left_out if _not_ranked_reason(rows_of[m.name], sort, buy) is None]
     away = cheaper_outside_by_model(conn, cheapest, _priced(outside))
@@ -287,19 +271,13 @@ def _priced(offers: Iterable[Offer]) -> list[Offer]:
 
 
 def purchase_price(model: GpuModel, cny_per_usd: Decimal | None) -> Purchase | None:
-    """The catalog's price of one card in CNY: its China price, else its US price at ``cny_per_usd``."""
-    if model.purchase_price_cny is not None:
-        return Purchase(
-            Decimal(model.purchase_price_cny), "cny", model.purchase_price_date, model.purchase_price_source
-        )
-    if model.purchase_price_usd is not None and cny_per_usd is not None:
-        return Purchase(
-            Decimal(model.purchase_price_usd) * cny_per_usd,
-            "usd",
-            model.purchase_price_date,
-            model.purchase_price_source,
-        )
-    return None
+    """The catalog's price of one card (``catalog.purchase_price``) in CNY, a US price at ``cny_per_usd``;
+    None without a price, or for a US price without a rate."""
+    listed = catalog.purchase_price(model)
+    cny = listed.cny(cny_per_usd) if listed else None
+    if listed is None or cny is None:
+        return None
+    return Purchase(cny, listed.basis, listed.date, listed.source)
 
 
 def per_unit(figure: float | None, price: Decimal | None, unit: Decimal = Decimal(1)) -> Decimal | None:

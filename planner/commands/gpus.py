@@ -113,11 +113,15 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
             _catalog_listing(catalog.all_models(), fmt)
         return
     # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
-    from planner.answers.value import check_options, models_for, value_ranking
+    from planner.answers.value import check_options, value_ranking
+    from planner.pricing.query import OfferQuery
+    from planner.pricing.query import models as models_of
 
     # refused before the database opens
     sort, offers = check_options(sort or "tflops", providers, billing, chosen_scope(app, scope))
-    models, left_out = models_for(query, include_variants)
+    models, left_out = models_of(
+        OfferQuery.build([query] if query else [], include_variants=True), include_variants
+    )
     engine = reading_engine(app)
     with engine.connect() as conn:
         result = value_ranking(

@@ -1,8 +1,8 @@
 """``planner import``: a CSV file of prices into the database, atomically.
 
-Columns (header row, any order): required ``provider, region, instance_type, gpu_model, gpu_count,
-billing, price, currency, observed_at``; optional ``vcpus, memory_gb, source`` and the columns
-``planner export`` adds (``LOSSLESS_COLUMNS``). ``price`` is the price of the whole instance for one unit
+Columns (header row, any order; declared in ``vocab``): required ``provider, region, instance_type,
+gpu_model, gpu_count, billing, price, currency, observed_at``; optional ``vcpus, memory_gb, source`` and
+the columns ``planner export`` adds (``LOSSLESS_COLUMNS``). ``price`` is the price of the whole instance for one unit
 of ``billing``. Rows are checked and written in batches inside one transaction that holds the
 database's write lock: the first bad row stops the import with its line number (the header is line 1)
 and the transaction is rolled back, so nothing of the file is stored. Re-importing a file adds nothing:
@@ -40,52 +40,27 @@ from planner.billing import HOURLY_MODES
 from planner.errors import PlannerError, UsageError
 from planner.ingest.normalize import (
     MAX_COUNT,
-    PriceRejected,
     billing_and_unit,
     check_gpu_count,
     check_name,
     check_tier,
     cny_per_gpu_hour,
-    fx_rate,
     parse_price,
 )
-from planner.output import FORMULA_PREFIXES
+from planner.money import PriceRejected, fx_rate
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
 from planner.units import parse_decimal
 from planner.wording import Phrase
-from vocab import STORED_STOCK_STATUSES, RunStatus
+from reports.cells import FORMULA_PREFIXES
+from vocab import (
+    EXPORT_COLUMNS,
+    IMPORT_COLUMNS,
+    IMPORT_REQUIRED_COLUMNS,
+    STORED_STOCK_STATUSES,
+    RunStatus,
+)
 
-REQUIRED_COLUMNS = (
-    "provider",
-    "region",
-    "instance_type",
-    "gpu_model",
-    "gpu_count",
-    "billing",
-    "price",
-    "currency",
-    "observed_at",
-)
-OPTIONAL_COLUMNS = ("vcpus", "memory_gb", "source")
-COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
-# What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
-# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
-# marketplace's median listing, and the stock seen with the price (kept for the newest row of each
-# instance and billing mode: the database keeps one stock row per instance, billing mode and run). A file
-# written before a column was added (max_*_per_machine: 2026-12) still imports; the column is then empty.
-LOSSLESS_COLUMNS = (
-    "gpu_note",
-    "tiers",
-    "median_price",
-    "stock_status",
-    "idle_gpus",
-    "total_gpus",
-    "orderable_gpus",
-    "max_idle_gpus_per_machine",
-    "max_orderable_gpus_per_machine",
-)
-EXPORT_COLUMNS = COLUMNS + LOSSLESS_COLUMNS
 MAX_FIELD_CHARS = 500
 BATCH_ROWS = 20_000  # rows checked and written at a time inside the one transaction
 csv.field_size_limit(1_000_000)  # a huge field is reported by our own check, with its line number
@@ -273,7 +248,7 @@ def _parse(fh: IO[str], name: str, rows: _RowReader, extra_columns: tuple[str, .
         header = next(reader)
     except StopIteration:
         raise ImportFileError(
-            f"{name}: the file is empty", hint=f"the header row is: {','.join(COLUMNS)}"
+            f"{name}: the file is empty", hint=f"the header row is: {','.join(IMPORT_COLUMNS)}"
         ) from None
     except csv.Error as err:
         raise ImportFileError(f"{name}: line 1: {err}") from None
@@ -316,13 +291,14 @@ def _check_header(header: list[str], name: str, extra_columns: tuple[str, ...]) 
     unknown = [c for c in columns if c not in allowed]
     if unknown:
         raise ImportFileError(
-            f"{name}: line 1: unknown column {unknown[0]!r}", hint=f"the columns are: {','.join(COLUMNS)}"
+            f"{name}: line 1: unknown column {unknown[0]!r}",
+            hint=f"the columns are: {','.join(IMPORT_COLUMNS)}",
         )
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    missing = [c for c in IMPORT_REQUIRED_COLUMNS if c not in columns]
     if missing:
         raise ImportFileError(
             f"{name}: line 1: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
-            hint=f"the columns are: {','.join(COLUMNS)}",
+            hint=f"the columns are: {','.join(IMPORT_COLUMNS)}",
         )
     return columns
 
@@ -417,7 +393,7 @@ class _RowReader:
         for column, value in record.items():
             if len(value) > MAX_FIELD_CHARS:
                 raise PriceRejected(f"{column} is longer than {MAX_FIELD_CHARS} characters")
-            if column in REQUIRED_COLUMNS and not value.strip():
+            if column in IMPORT_REQUIRED_COLUMNS and not value.strip():
                 raise PriceRejected(f"{column} is empty")
             if CONTROL.search(value):  # C0, DEL or C1 (NUL, tab, newline, CSI...): a broken file
                 raise PriceRejected(f"{column} contains a control character")
@@ -566,7 +542,7 @@ CLOCK_SKEW = dt.timedelta(minutes=5)  # a clock a little ahead of ours is not th
 
 def _free_text(value: str | None) -> str | None:
     """A source or GPU note as written; a leading quote that ``export`` put before a formula character
-    (``'=1+1``, see ``planner.output.neutralise``) is taken off again, so export -> import is lossless."""
+    (``'=1+1``, see ``reports.cells.neutralise``) is taken off again, so export -> import is lossless."""
     text = (value or "").strip()
     if text[:1] == "'" and text[1:].startswith(FORMULA_PREFIXES):
         text = text[1:]

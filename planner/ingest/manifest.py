@@ -139,7 +139,7 @@ def recorded_at(folder: Path, entry: Any) -> dt.datetime | None:
     else the earliest response's; None when the folder says nothing. ValueError for a time in the
     future: replayed prices stored as of a day to come would stand in for that day's real refresh."""
     from planner.ingest.importer import parse_observed_at
-    from planner.ingest.normalize import PriceRejected
+    from planner.money import PriceRejected
     from scrapers.base import ScrapeError
     from scrapers.recording import MAX_SIDECAR_BYTES, read_regular
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing, hours_per_unit
+from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing
 from planner.errors import UnknownNameError
+from planner.money import PriceRejected, fx_rate, per_gpu_hour
 from planner.text import CONTROL, printable, without_invisible
 from planner.units import parse_decimal
 from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED, STORED_STOCK_STATUSES, StockStatus
@@ -20,7 +21,6 @@ from vocab import EXTRA_GPU_MEMORY_SIZE_UNDOCUMENTED, STORED_STOCK_STATUSES, Sto
 if TYPE_CHECKING:  # the type only: a quote must not import the scrapers (or requests)
     from scrapers.base import RawOffer
 
-HOME_CURRENCY = "CNY"
 # Refuse anything above this per GPU-hour: the dearest list price we know (8x H800 bare metal) is under
 # 150 CNY per GPU-hour, so 5,000 can only be a unit or parsing mistake.
 MAX_CNY_PER_GPU_HOUR = Decimal(5000)
@@ -33,13 +33,8 @@ MAX_STORABLE_PRICE = Decimal(10) ** 12
 MIN_STORABLE_PRICE = Decimal("0.000001")  # prices.price is NUMERIC(18, 6)
 MAX_TIER_HOUR = 87_600  # ten years
 MAX_COUNT = 10_000_000  # vCPUs, idle or total GPUs: anything larger is junk (and overflows an INTEGER)
-# Stock verdicts stored in availability.stock_status (scrapers.stock: "low" = about to run out).
 # A name starting like a spreadsheet formula is no provider's identifier (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@")
-
-
-class PriceRejected(ValueError):
-    """A price that fails the sanity checks; the message says why."""
 
 
 def parse_price(value: object) -> Decimal:
@@ -63,25 +58,6 @@ def check_price(price: Decimal, written: object = None) -> Decimal:
     if price < MIN_STORABLE_PRICE:
         raise PriceRejected(f"price {shown} rounds to zero at the six decimal places stored")
     raise PriceRejected(f"price {shown} is too large to be a price")
-
-
-def fx_rate(currency: str, fx: Mapping[str, object]) -> Decimal:
-    """CNY per unit of ``currency`` from the [fx] settings; PriceRejected for an unknown currency."""
-    code = currency.strip().upper()
-    if code == HOME_CURRENCY:
-        return Decimal(1)
-    rate = fx.get(code)
-    if not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0:
-        known = sorted([HOME_CURRENCY, *(k for k in fx if k.isupper() and len(k) == 3)])
-        raise PriceRejected(f"currency {currency!r} has no rate in [fx] (known: {', '.join(known)})")
-    return Decimal(str(rate))
-
-
-def per_gpu_hour(price_cny: Decimal, billing: str, gpu_count: float) -> Decimal:
-    """What one GPU-hour costs at a price in CNY per instance and billing unit, unrounded: the price
-    over the hours of its unit (730 a month), over the instance's GPUs. The one such formula: the
-    stored figure below and ``planner.pricing.cost.Offer.cny_per_gpu_hour`` both use it."""
-    return price_cny / Decimal(hours_per_unit(billing)) / Decimal(str(gpu_count))
 
 
 def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_count: float) -> Decimal:

@@ -33,14 +33,14 @@ import sys
 from pathlib import Path
 
 from planner import catalog
-from planner.ingest.importer import COLUMNS, MAX_FIELD_CHARS
+from planner.ingest.importer import MAX_FIELD_CHARS
 from planner.regions import UNSPECIFIED_REGION
 from scrapers.providers.aliyun_families import FAMILIES, family_of
-from vocab import BillingMode
+from vocab import IMPORT_COLUMNS, BillingMode
 
 DATA = Path(__file__).parents[1] / "data"  # planner/data
 OUTPUT = DATA / "snapshot.csv"
-SNAPSHOT_COLUMNS = (*COLUMNS, "gpu_note")
+SNAPSHOT_COLUMNS = (*IMPORT_COLUMNS, "gpu_note")
 
 POINT_FILES = ("price_points.json", "price_points_2026.json")
 EXTRA_POINTS = DATA / "sources" / "price_points_extra.json"

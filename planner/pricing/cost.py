@@ -15,8 +15,9 @@ Every command that answers "what does this cost, and can I rent it" (``quote``, 
 - ``availability``: sold out, short of idle GPUs, idle but not orderable, available or unknown (most
   offers state no stock: they count as rentable).
 
-Beside it, split out by pure moves: ``planner.pricing.offer`` (``Offer``, ``Stock``, ``availability``),
-``planner.pricing.query`` (``OfferQuery`` and the region scope),
+Beside it, each in a module of its own: ``planner.pricing.offer`` (``Offer``, ``availability``; the stock
+record it judges is ``db.records.Stock``), ``planner.pricing.query`` (``OfferQuery``, the region scope and
+``models``, the catalog models a query covers),
 ``planner.pricing.tiers`` (hourly tiers and ``breakeven_hours``, the hours per month above which a monthly
 subscription beats the tiered on-demand price), ``planner.pricing.links`` (``link_between``) and
 ``planner.pricing.rank`` (``rank``: rentable first; cheapest first on unrounded totals, but totals within
@@ -34,6 +35,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from db.records import Stock
 from planner import catalog
 from planner.billing import (
     DAYS_PER_PERIOD,
@@ -44,12 +46,12 @@ from planner.billing import (
     SPOT,
 )
 from planner.errors import ConfigError, QuantityError, UsageError
-from planner.ingest.normalize import PriceRejected, fx_rate
+from planner.money import PriceRejected, fx_rate
 from planner.pricing.links import link_between
 
-# The offer, its stock and the one stock rule live in planner.pricing.offer (the modules split out of this one
-# name Offer too); re-exported here, where every command finds them.
-from planner.pricing.offer import Availability, Offer, Stock, availability  # noqa: F401
+# Defined in planner.pricing.offer, so that query and tiers can name Offer without importing this
+# module; named here too, so that a caller takes the whole decision core (and Stock) from one module.
+from planner.pricing.offer import Availability, Offer, availability  # noqa: F401
 from planner.pricing.query import ALL, OfferQuery
 from planner.pricing.recent import HISTORY_DAYS, LATEST, Recent, check_basis
 from planner.pricing.tiers import TierUse, breakeven_hours, tier_uses, tiers_of
@@ -124,7 +126,10 @@ def latest_offers(
     rates = {c: cny_rate(c, fx) for c in {r.currency for r in rows}}  # one check per currency
     said = queries.current_availability(conn, rows) if stock else {}
     offers = (
-        offer_of(r, fx, r.gpu_model in query.variants, _stock(said, r), rates[r.currency]) for r in rows
+        offer_of(
+            r, fx, r.gpu_model in query.variants, said.get((r.instance_id, r.billing)), rates[r.currency]
+        )
+        for r in rows
     )
     return [o for o in offers if query.admits(o)]
 
@@ -139,11 +144,6 @@ def offers_in_and_out_of_scope(
     return inside, [o for o in offers if not query.in_scope(o)]
 
 
-def _stock(said: Mapping[tuple[int, str], Any], row: LatestPrice) -> Stock | None:
-    record = said.get((row.instance_id, row.billing))
-    return None if record is None else Stock.of(record)
-
-
 def with_stock(conn: Connection, offers: Sequence[Offer]) -> list[Offer]:
     """The offers with what their provider said about stock on or after the price's day (bounded
     queries on the stock index, 500 instances each)."""
@@ -152,7 +152,7 @@ def with_stock(conn: Connection, offers: Sequence[Offer]) -> list[Offer]:
     from db import queries
 
     found = queries.current_availability(conn, offers)
-    return [replace(o, stock=Stock.of(found[o.key])) if o.key in found else o for o in offers]
+    return [replace(o, stock=found[o.key]) if o.key in found else o for o in offers]
 
 
 STOCK_CANDIDATES = 5  # per GPU model, the cheapest offers whose stock ``cheapest_by_model`` reads

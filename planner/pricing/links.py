@@ -1,6 +1,6 @@
-"""How the GPUs of a rental talk (NVLink inside a machine, the provider's network between machines),
-moved out of ``planner.pricing.cost``: ``link_between`` labels it for ``quote`` and ``plan``, and the tie
-rule of ``planner.pricing.rank.rank`` prefers one NVLink domain."""
+"""How the GPUs of a rental talk (NVLink inside a machine, the provider's network between machines):
+``link_between`` labels it for ``quote`` and ``plan``, and the tie rule of ``planner.pricing.rank.rank``
+prefers one NVLink domain."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The offer every command sees: one instance's latest price on one billing mode, with the provider's
-last word on stock, and the one stock rule (``availability``).
+last word on stock (``db.records.Stock``), and the one stock rule (``availability``).
 
-Split out of ``planner.pricing.cost`` by a pure move, so that ``planner.pricing.query`` and ``planner.pricing.tiers``
-(which ``pricing`` imports) can name ``Offer`` without importing ``pricing`` back.
+A module of its own, apart from ``planner.pricing.cost``, so that ``planner.pricing.query`` and
+``planner.pricing.tiers`` (which ``cost`` imports) can name ``Offer`` without importing ``cost`` back.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from db.records import Stock
 from planner.billing import SPOT
-from planner.ingest.normalize import per_gpu_hour
+from planner.money import per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
-from reports.cells import iso_time
-from vocab import StockStatus
+from vocab import StockStatus, iso_time
 
 # --- availability -------------------------------------------------------------------------------
 
@@ -54,52 +54,6 @@ _WORDS = {
     Availability.SHORT: "short of idle GPUs",
     Availability.NOT_ORDERABLE: "not orderable",
 }
-
-
-@dataclass(frozen=True)
-class Stock:
-    """What a provider last said about one instance and billing mode, and when."""
-
-    stock_status: str | None  # available | low | sold_out | unknown | None
-    idle_gpus: int | None
-    total_gpus: int | None
-    observed_at: dt.datetime
-    orderable_gpus: int | None = None  # GPUs that can be ordered now (AutoDL's gpu_order_num)
-    # A marketplace (AutoDL) sums the counts above over its machines; a job's GPUs are rented on one of
-    # them: the most idle (orderable) GPUs on any one machine. None where not stated (other providers,
-    # stock stored before these were recorded).
-    max_idle_gpus_per_machine: int | None = None
-    max_orderable_gpus_per_machine: int | None = None
-
-    @classmethod
-    def of(cls, record: Any) -> Stock:
-        """From a ``db.queries.Availability``; the counts it does not carry are None."""
-        return cls(
-            record.stock_status,
-            record.idle_gpus,
-            record.total_gpus,
-            record.observed_at,
-            getattr(record, "orderable_gpus", None),
-            getattr(record, "max_idle_gpus_per_machine", None),
-            getattr(record, "max_orderable_gpus_per_machine", None),
-        )
-
-    @property
-    def rentable_gpus(self) -> int | None:
-        """GPUs a renter can take now, where the provider counts them: the orderable ones where
-        stated (AutoDL lists idle GPUs it takes no order for), else the idle ones."""
-        return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "stock_status": self.stock_status,
-            "idle_gpus": self.idle_gpus,
-            "total_gpus": self.total_gpus,
-            "orderable_gpus": self.orderable_gpus,
-            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
-            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
-            "observed_at": iso_time(self.observed_at),
-        }
 
 
 def availability(stock: Stock | None, gpus_needed: float, gpus_on_one_machine: float = 0) -> Availability:

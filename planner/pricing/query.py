@@ -1,7 +1,7 @@
-"""The one filter of the pricing core, moved out of ``planner.pricing.cost`` by a pure move: which offers a
-question is about (GPU models with their China variants, providers, regions, billing modes, spot and
-vGPU rules, region scope), built and checked once by ``OfferQuery.build`` and applied by
-``planner.pricing.cost.latest_offers``. ``planner.regions`` says which scope a region is in."""
+"""The one filter of the pricing core: which offers a question is about (GPU models with their China
+variants, providers, regions, billing modes, spot and vGPU rules, region scope), built and checked once
+by ``OfferQuery.build`` and applied by ``planner.pricing.cost.latest_offers``, and the catalog models it
+covers (``models``). ``planner.regions`` says which scope a region is in."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from planner.providers import canonical_provider
 from planner.regions import region_scope
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.catalog import GpuModel
     from planner.config import Config
     from planner.pricing.offer import Offer
 
@@ -119,3 +120,18 @@ class OfferQuery:
         """Whether the offer's region lies in ``scope``; regions named in ``regions`` are asked for by
         name, so the scope does not hide them (``--region cn-hongkong`` quotes Hong Kong)."""
         return bool(self.regions) or within(self.scope, offer.provider, offer.region)
+
+
+def models(query: OfferQuery, include_variants: bool = True) -> tuple[list[GpuModel], list[GpuModel]]:
+    """(the catalog models ``query`` is about, the China variants it leaves out), each in catalog order.
+
+    A query that names GPUs is about those (built with ``include_variants=True`` it holds their China
+    variants too, and these are left out unless ``include_variants``); one that names none is about
+    every model, its China variants left out unless ``include_variants``. ``plan`` takes every model a
+    query names; ``gpus --value`` ranks China variants only when asked, and names those it left out.
+    """
+    every = catalog.all_models()
+    named = set(query.gpu_models) if query.gpu_models else {m.name for m in every}
+    variants = query.variants if query.gpu_models else {m.name for m in every if m.variant_of}
+    dropped = set() if include_variants else named & variants
+    return [m for m in every if m.name in named - dropped], [m for m in every if m.name in dropped]

@@ -1,13 +1,14 @@
-"""Ranking job costs, moved out of ``planner.pricing.cost`` (which costs them): rentable first, cheapest
+"""Ranking job costs (``planner.pricing.cost`` costs them): rentable first, cheapest
 first on unrounded totals, totals within 0.5% or 1 CNY of each other to fewer machines, then to the
 wider NVLink; the stock read only as far down as the options that can be shown (``stocked_to_top``);
-and the one cheaper option outside a region scope (``cheaper_outside``).
+and the one cheaper option outside a region scope (``cheaper_outside``). ``LeftOut``: a GPU model an
+answer does not rank, and why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
@@ -19,6 +20,17 @@ if TYPE_CHECKING:  # pragma: no cover
 TIE_SHARE = Decimal("0.005")  # totals this close (or within TIE_CNY) are a tie: fewer machines win
 TIE_CNY = Decimal(1)
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A GPU model an answer does not rank, and why (``plan``'s excluded, ``gpus --value``'s not ranked)."""
+
+    gpu_model: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"gpu_model": self.gpu_model, "reason": self.reason}
 
 
 def price_key(cost: JobCost) -> tuple:

@@ -1,8 +1,7 @@
 """Hourly tiers and the subscription break-even: pure arithmetic on a price that steps down after given
-hours (Tencent: 96 h and 360 h, like tax brackets), moved out of ``planner.pricing.cost``, which costs jobs
-with it.
+hours (Tencent: 96 h and 360 h, like tax brackets). ``planner.pricing.cost`` costs jobs with it.
 
-- ``tiers_of``: the tiers as stored (``prices.tiers``, written by ``planner.ingest.normalize``);
+- ``tiers_of``: the tiers as stored (``prices.tiers``, as the ingest normaliser writes them);
 - ``tier_uses`` / ``tiered_cost``: the cost of some hours on a tiered price, and the steps used;
 - ``breakeven_hours``: the hours per month above which a monthly subscription beats the tiered
   on-demand price of the same instance.
@@ -21,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def tiers_of(text: str | None, scale: Decimal = Decimal(1)) -> list[tuple[int, Decimal]]:
-    """Stored tiers ``[[from_hour, "price"], ...]`` (``planner.ingest.normalize``), each price times ``scale``."""
+    """Stored tiers ``[[from_hour, "price"], ...]``, each price times ``scale``."""
     if not text:
         return []
     return [(int(h), Decimal(str(p)) * scale) for h, p in json.loads(text)]
