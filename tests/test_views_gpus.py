@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from planner import catalog
-from planner.answers.value import check_options, models_for, value_ranking
+from planner.answers.value import check_options, value_ranking
+from planner.pricing.query import OfferQuery, models
 from planner.views.gpus import render_catalog, render_value
 from tests.helpers.views import FX, freeze_today, store_prices
 
@@ -18,10 +19,10 @@ def test_the_catalog_renders_as_before():
 def test_the_value_ranking_renders_as_before(engine, tmp_path, monkeypatch):
     freeze_today(monkeypatch)
     store_prices(engine, tmp_path)
-    models, left_out = models_for("A100", False)
+    chosen, left_out = models(OfferQuery.build(["A100"], include_variants=True), include_variants=False)
     sort, query = check_options("tflops")
     with engine.connect() as conn:
-        result = value_ranking(conn, models, FX, query, sort=sort, left_out=left_out)
+        result = value_ranking(conn, chosen, FX, query, sort=sort, left_out=left_out)
     assert render_value(result) == GPUS_VALUE
 
 
