@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for, smtp_settings
+from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for
 from planner.commands.emit import emit, note_loaded
 from planner.commands.options import (
     chosen_scope,
@@ -18,6 +18,7 @@ from planner.commands.options import (
 )
 from planner.errors import PlannerError
 from planner.output import table
+from planner.smtp import smtp_settings
 from vocab import PROBLEM_RUN_STATUSES
 
 

@@ -24,7 +24,7 @@ class Email(Kind):
     def send(self, channel: Channel, title: str, markdown: str, sending: Sending) -> Delivery:
         import html
 
-        from planner.answers.report import smtp_settings
+        from planner.smtp import smtp_settings
         from reports.mail import MailError, compose, send
 
         config, policy = sending.config, sending.policy
