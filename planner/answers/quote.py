@@ -2,7 +2,7 @@
 days) on every instance that carries the GPU, each instance once on its best billing mode.
 
 The rules are ``planner.pricing.cost``'s, the ones ``plan`` and ``gpus --value`` use (tested in
-tests/test_quote.py and tests/test_pricing*.py):
+tests/answers/test_quote.py and tests/pricing/):
 - whole instances are paid for; hourly modes pay the hours (Tencent's tiers), subscriptions the whole
   periods covering D days; ``spot`` only when asked for, and flagged as interruptible;
 - options that cannot be rented now (sold out, short of idle GPUs, idle but not orderable, at the

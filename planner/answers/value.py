@@ -2,7 +2,7 @@
 current rental price and (with ``buy``) per purchase yuan. ``planner gpus --value`` is a shell over
 ``value_ranking``.
 
-Rules (tested in tests/test_gpus_value.py):
+Rules (tested in tests/answers/test_gpus_value.py):
 - a model's rental price is its cheapest CNY per GPU-hour over every provider, region and instance type
   that carries it: each instance's latest price in CNY (foreign prices at the ``[fx]`` rate) divided by
   its GPUs (AutoDL's prices are per GPU already);

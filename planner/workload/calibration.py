@@ -5,7 +5,7 @@ Each case is run through ``planner.workload.estimate.estimate`` with default set
 tokens, sequence length, GPU and precision of the published run), and the estimate is divided by the
 published figure. ``python -m planner.workload.calibration`` prints the tables that docs/calibration.md holds (``--write
 docs/calibration.md`` updates them in place);
-tests/test_calibration.py checks that the two agree and that the ratios stay in bounds.
+tests/workload/test_calibration.py checks that the two agree and that the ratios stay in bounds.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ INFERENCE_ATTENTION_FLOPS = 4
 
 # --- Utilisation (MFU) by GPU generation, scale and task, calibrated on published runs ---
 # docs/calibration.md lists the runs (LLaMA 1/2/3/3.1/3.2, BLOOM, MPT, StarCoder, Pythia, TinyLlama,
-# DeepSeek LLM/V2/V3) and tests/test_calibration.py recomputes it. MFU here is the throughput while
+# DeepSeek LLM/V2/V3) and tests/workload/test_calibration.py recomputes it. MFU here is the throughput while
 # training; restarts, evaluation and checkpointing come on top (DEFAULT_OVERHEAD).
 # Each generation's pretraining MFU is a curve through (active parameters, MFU) anchors, linear in
 # log(active parameters) between them and flat beyond the ends (``pretrain_mfu``): a step between

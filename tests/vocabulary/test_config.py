@@ -10,7 +10,7 @@ import pytest
 from planner.config import load_config, packaged_defaults
 from planner.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_root_config_documents_exactly_the_packaged_defaults():

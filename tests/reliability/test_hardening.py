@@ -4,7 +4,7 @@
   sends (tiers included), one strict number parser, values too small to mean anything refused before
   they overflow, JSON always valid, output to a full disk one line.
 - Text: control and invisible characters stripped on the way in and when printing; formula cells
-  neutralised in every CSV (see also tests/test_fuzz_import.py).
+  neutralised in every CSV (see also tests/ingest/test_fuzz_import.py).
 - Concurrency and data: writers take turns (the snapshot is loaded once, never beside an import; a
   refresh waits for an import), instances are upserted, hints say what happened; replays keep their
   recorded time and the future is refused; export -> import is lossless; reads answer on a full disk.

@@ -10,7 +10,7 @@ import pytest
 from planner.config import load_config
 from planner.ingest.snapshot import ensure_prices, snapshot_info, snapshot_path
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 def rows() -> list[dict[str, str]]:

@@ -18,7 +18,7 @@ from planner.pricing.offer import Availability
 from tests.helpers.source import nodes
 from vocab import BillingMode, CheckStatus, RunStatus, StockStatus
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 EXAMPLE_COMMAND = re.compile(r"`planner [^`]*`")  # a command for a person to type, not a flag given
 # Modules of the library that are command lines of their own; each with the reason.

@@ -21,7 +21,7 @@ import pytest
 
 from tests.helpers.source import nodes
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("planner", "scrapers", "db", "reports", "vocab")
 COMMANDS = ("planner.commands", "planner.cli", "planner.__main__")
 # Which of our packages each package may import (itself always).

@@ -17,7 +17,7 @@ from db.schema import scrape_runs
 from planner.providers import PROVIDERS
 from tests.helpers.replay import RAW, break_autodl_expired_token, replay_copy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_runs_lists_recent_runs_and_each_providers_health(run_cli, tmp_path):

@@ -15,7 +15,7 @@ from planner.workload.calibration import (
     updated_doc,
 )
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "calibration.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "calibration.md"
 
 
 def test_pretraining_gpu_hours_within_1_3_at_the_median_and_1_6_everywhere():

@@ -30,7 +30,7 @@ from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, OFF_BY_DEFAULT, rep
 from tests.helpers.schedule import fake_refresh, schedule_config
 from tests.helpers.smtp import Recorder, smtp_server
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
 

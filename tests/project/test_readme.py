@@ -1,7 +1,7 @@
 """The README is the front door: its set-up commands are the ones CI runs, and it leads to every docs page.
 
 The pages themselves (the command reference, the promises, links, the commands in code blocks) are
-checked by ``tests/test_docs.py``.
+checked by ``tests/project/test_docs.py``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def setup_commands() -> list[str]:

@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers.cli import assert_one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 A = ["--gpu", "A100", "--hours", "5"]  # a valid quote, to spoil one option at a time
 W = ["--params", "7B", "--tokens", "1B", "--task", "lora"]  # a valid workload

@@ -47,7 +47,7 @@ from scrapers.registry import PROVIDERS as SCRAPERS
 from scrapers.registry import ProviderSettings, collect
 from scrapers.types import Issue
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RAW = FIXTURES / "raw"
 FX = {"USD": 7.1}
 FAST, SLOW = 40, 1500  # examples per target in the fast and the slow group

@@ -14,7 +14,7 @@ import pytest
 
 from planner.cli import COMMANDS, cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PAGE_IDS = [path.relative_to(ROOT).as_posix() for path in PAGES]
 

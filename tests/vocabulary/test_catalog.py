@@ -462,7 +462,7 @@ def test_import_is_cheap_and_lazy():
         "heavy = {'pandas', 'numpy', 'sqlalchemy', 'click', 'requests'} & loaded; "
         "print(sorted(heavy), c._catalog.cache_info().currsize)"
     )
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
     ).stdout

@@ -23,7 +23,7 @@ from planner.config import load_config
 from tests.helpers.replay import RAW, refresh
 
 FX = load_config(env={}).section("fx")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def options_by_type(doc):

@@ -21,7 +21,7 @@ import pytest
 from tests.helpers.replay import make_config, outcome, recordings, refresh, replay_copy
 from tests.helpers.source import nodes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("planner", "db", "reports", "scrapers")
 SQL_WORDS = re.compile(r"\b(SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|PRAGMA|CREATE|DROP|ALTER|WHERE|COPY)\b")
 EXECUTORS = {"execute", "executemany", "exec_driver_sql", "text", "execution_options"}

@@ -14,7 +14,7 @@ import pytest
 from db import store
 from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, FEISHU_SECRET, RobotServer, recorded_now
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 DAY1 = dt.datetime(2026, 12, 1, 2, 0)
 DAY2 = dt.datetime(2026, 12, 2, 2, 0)
 

@@ -24,7 +24,7 @@ from scrapers.http import HttpClient, HttpPolicy
 from scrapers.registry import PROVIDERS, ProviderSettings, collect, make_client
 from tests.helpers.source import nodes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Server:
