@@ -189,6 +189,39 @@ def test_the_money_leaf_stays_a_leaf(graph):
     assert _reached(graph, "planner.money") <= leaves
 
 
+# The floors of ``planner``, top first: a module imports only from its own floor or a floor below (docs/architecture.md draws them). Every other module of ``planner`` is a vocabulary leaf, the
+# ground floor.
+FLOORS = (
+    ("planner.__main__", "planner.cli", "planner.commands"),
+    ("planner.ops",),
+    ("planner.views",),
+    ("planner.answers", "planner.app"),
+    ("planner.ingest",),
+    ("planner.alerts",),
+    ("planner.pricing", "planner.workload"),
+)
+
+
+def _floor(name: str) -> int:
+    for level, packages in enumerate(FLOORS):
+        if _is_in(name, packages):
+            return level
+    return len(FLOORS)  # a vocabulary leaf
+
+
+def test_planner_floors_point_down(graph):
+    assert _floor("planner.commands.quote") < _floor("planner.views.quote") < _floor("planner.answers.quote")
+    assert _floor("planner.pricing.cost") < _floor("planner.catalog")
+    upward = sorted(
+        (name, target)
+        for name, targets in graph.items()
+        if name.startswith("planner.")
+        for target in targets
+        if target.startswith("planner.") and _floor(target) < _floor(name)
+    )
+    assert upward == []
+
+
 def test_no_import_loops_but_the_known_ones(graph):
     loops = {loop for loop in _loops(graph) if not any(_is_package_face(m) for m in loop)}
     assert loops - KNOWN_LOOPS == set(), "a new import loop"
