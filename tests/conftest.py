@@ -31,6 +31,16 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(20_000, 10, 50)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject's addopts): a worker per core for the fast group, but none for the slow
+    group. Its tests kill, time and measure whole processes and hold locks for seconds; beside a second
+    worker their deadlines and memory peaks would measure the neighbour."""
+    marks = config.option.markexpr or ""
+    if "slow" in marks and "not slow" not in marks:
+        return 0
+    return None  # xdist's own count: the cores this process may use
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without PLANNER_TEST_DATABASE_URL, a test's PostgreSQL case is skipped before its fixtures are
     set up (a temporary folder and a home each: 650 of them cost about 1.5 s)."""
