@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,16 +49,8 @@ class Recent:
         return {LATEST: self.last, MEDIAN: self.median, MIN: self.min}[basis]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "days": self.days,
-            "observations": self.observations,
-            "min": self.min,
-            "median": self.median,
-            "max": self.max,
-            "first": self.first,
-            "last": self.last,
-            "trend": self.trend,
-        }
+        """Every field, then the trend they imply (the JSON of ``quote``, ``plan`` and ``tco``)."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "trend": self.trend}
 
 
 class Observed(Protocol):
