@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from planner.errors import ConfigError, UsageError
@@ -242,8 +244,6 @@ def _merge(into: dict[str, Any], layer: Mapping[str, Any]) -> None:
 def plain_http_refused(name: str, section: Mapping[str, Any], sends_credentials: bool) -> str | None:
     """Why provider ``name`` must not use its ``base_url``, or None: a plain-http URL to another machine
     would carry the credentials readable, unless ``allow_plain_http`` says so."""
-    from urllib.parse import urlsplit
-
     base_url = section.get("base_url") or ""
     parts = urlsplit(base_url)
     if not sends_credentials or parts.scheme != "http" or section.get("allow_plain_http"):
@@ -261,8 +261,6 @@ def plain_http_hint(name: str) -> str:
 
 
 def _is_loopback(host: str) -> bool:
-    import ipaddress
-
     if host == "localhost":
         return True
     try:

@@ -3,14 +3,14 @@ the addresses mail goes to. The report e-mail and the e-mail alert channel read 
 
 from __future__ import annotations
 
-from typing import Any
+from email.utils import parseaddr
 
-from planner.config import SMTP_PASSWORD_ENV, secret
+from planner.config import SMTP_PASSWORD_ENV, Config, secret
 from planner.errors import UsageError
 from planner.wording import Phrase
 
 
-def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
+def smtp_settings(config: Config, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
     """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
     from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
 
@@ -52,8 +52,6 @@ def smtp_settings(config: Any, env: dict[str, str] | None = None):  # noqa: ANN2
 def check_address(address: str, what: str) -> str:
     """``address`` stripped, or a UsageError (no line breaks: they would forge mail headers). ``what``
     says where it was given, as a :class:`Phrase` template (``"{email}"``, ``"[email] recipients"``)."""
-    from email.utils import parseaddr
-
     if "\n" in address or "\r" in address:
         raise UsageError(Phrase(what + ": an e-mail address cannot contain a line break"))
     _, bare = parseaddr(address)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,8 +90,6 @@ def open_database(config: Config, url: str | None = None, say: Callable[[str], N
         ) from None
     read_only = READ_ONLY_REASONS.get(engine)
     if read_only:
-        import sys
-
         print(
             f"Note: {read_only}; the database is opened read-only (it can be read, not written).",
             file=sys.stderr,

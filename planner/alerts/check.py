@@ -14,6 +14,7 @@ which ``planner runs`` shows.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,8 @@ from planner.alerts.conditions import reason
 from planner.alerts.message import Firing, render
 from planner.alerts.offers import current_offers
 from planner.alerts.rules import Rule, load_channels, load_rules
+from planner.config import Config
+from planner.errors import PlannerError, UnknownNameError, UsageError
 from planner.output import to_jsonable
 from vocab import RunStatus
 
@@ -77,7 +80,7 @@ class CheckResult:
 
 def check_alerts(
     engine: Engine,
-    config: Any,
+    config: Config,
     *,
     dry_run: bool = False,
     env: Mapping[str, str] | None = None,
@@ -180,7 +183,7 @@ def _judge(
 
 def _send_pending(
     engine: Engine,
-    config: Any,
+    config: Config,
     rules: Sequence[Rule],
     channels: Mapping[str, Channel],
     result: CheckResult,
@@ -270,12 +273,10 @@ def _where(statement: Any, rule: str, key: str) -> Any:
 
 
 def after_refresh(
-    engine: Engine, config: Any, say: Callable[[str], None], warn: Callable[[str], None] | None = None
+    engine: Engine, config: Config, say: Callable[[str], None], warn: Callable[[str], None] | None = None
 ) -> CheckResult | None:
     """Check the alerts after a refresh (the caller holds the refresh lock). Never raises: a bad rule or
     a failing channel goes to ``warn`` (default ``say``) and must not cost the refresh its exit code."""
-    from planner.errors import PlannerError
-
     warn = warn or say
     if not config.data.get("alerts"):
         return None
@@ -333,17 +334,13 @@ def rule_states(engine: Engine) -> dict[str, RuleState]:
 
 
 def send_test(
-    engine: Engine, config: Any, channel_name: str, *, env: Mapping[str, str] | None = None, **send_kw: Any
+    engine: Engine, config: Config, channel_name: str, *, env: Mapping[str, str] | None = None, **send_kw: Any
 ) -> Delivery:
     """Send a short test message to one channel and record it in ``scrape_runs``; UnknownNameError for
     a channel that is not configured."""
-    from planner.errors import UnknownNameError, UsageError
-
     channels = load_channels(config)
     channel = channels.get(channel_name)
     if channel is None:
-        import difflib
-
         if not channels:
             raise UsageError(
                 f"unknown channel {channel_name!r}: no channels are configured",

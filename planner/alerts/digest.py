@@ -7,13 +7,18 @@ e-mail.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.alerts.channels import CHANNELS, add_channel_hint, deliver
 from planner.alerts.channels.base import Delivery, Post
 from planner.alerts.message import fit
 from planner.alerts.rules import load_channels
+from planner.config import Config
+from planner.errors import ConfigError
 from vocab import PROBLEM_RUN_STATUSES
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 TOP_MODELS = 10
 TOP_MOVES = 5
@@ -53,8 +58,8 @@ def digest(report: Any) -> tuple[str, str]:
 
 
 def send_digest(
-    engine: Any,
-    config: Any,
+    engine: Engine,
+    config: Config,
     report: Any,
     *,
     env: Mapping[str, str] | None = None,
@@ -64,7 +69,6 @@ def send_digest(
     """Send the summary to every [schedule] report_channels channel; each recorded in ``scrape_runs``.
     Raises ConfigError for a channel that is not configured."""
     from planner.alerts.check import record_run
-    from planner.errors import ConfigError
 
     names = list(config.section("schedule").get("report_channels", []))
     if not names:

@@ -17,8 +17,10 @@ from typing import Any
 
 from planner.alerts.channels import CHANNELS, add_channel_hint
 from planner.alerts.channels.base import Channel
+from planner.billing import canonical_billing
 from planner.config import Config
 from planner.errors import ConfigError, UsageError
+from planner.providers import canonical_provider
 
 # The conditions, one per rule. drop_percent goes with window_days (default 7).
 CONDITIONS = ("below_cny_per_gpu_hour", "drop_percent", "idle_gpus_at_least", "back_in_stock", "new_offers")
@@ -151,12 +153,8 @@ def _rule(table: Mapping[str, Any], index: int, channels: Mapping[str, Channel])
     region = _optional_name(table, "region", where)
     billing = _optional_name(table, "billing", where)
     if provider is not None:
-        from planner.providers import canonical_provider
-
         provider = _canonical(canonical_provider, provider, where, "provider")
     if billing is not None:
-        from planner.billing import canonical_billing
-
         billing = _canonical(canonical_billing, billing, where, "billing")
     present = [c for c in CONDITIONS if c in table]
     if len(present) != 1:

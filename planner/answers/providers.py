@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from planner.config import Config
+from planner.errors import PlannerError
 from vocab import CheckStatus
 
 
@@ -53,7 +54,6 @@ def describe(
 def _last_refresh(open_engine: Callable[[], Engine], names: list[str]) -> dict[str, str]:
     """'ok 2026-11-30 02:00 UTC' per provider; empty when the database cannot be read (not needed here)."""
     from db.queries import provider_health
-    from planner.errors import PlannerError
 
     try:
         with open_engine().connect() as conn:

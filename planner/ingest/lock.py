@@ -36,6 +36,7 @@ from typing import TextIO
 from sqlalchemy import exc, text
 from sqlalchemy.engine import Engine
 
+from planner.config import data_dir
 from planner.errors import PlannerError
 
 # The first of the two int4 advisory-lock keys ("PLRF"); the second is derived from the schema, so
@@ -83,7 +84,6 @@ def lock_path(engine: Engine) -> Path:
     database = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
     if database and database != ":memory:" and not database.startswith("file:"):
         return Path(f"{os.path.expanduser(database)}.refresh.lock")
-    from planner.config import data_dir
 
     digest = hashlib.sha256(engine.url.render_as_string(hide_password=True).encode()).hexdigest()[:12]
     return data_dir() / f"refresh-{digest}.lock"

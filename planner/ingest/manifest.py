@@ -23,6 +23,7 @@ from db import store
 from planner import __version__
 from planner.errors import UsageError
 from planner.ingest.runs import Job
+from planner.money import PriceRejected
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 2**20
@@ -139,7 +140,6 @@ def recorded_at(folder: Path, entry: Any) -> dt.datetime | None:
     else the earliest response's; None when the folder says nothing. ValueError for a time in the
     future: replayed prices stored as of a day to come would stand in for that day's real refresh."""
     from planner.ingest.importer import parse_observed_at
-    from planner.money import PriceRejected
     from scrapers.base import ScrapeError
     from scrapers.recording import MAX_SIDECAR_BYTES, read_regular
 

@@ -44,6 +44,7 @@ from sqlalchemy.engine import Engine
 
 from planner import __version__
 from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint, plain_http_refused
+from planner.errors import PlannerError, UsageError
 from planner.ingest.manifest import read_manifest, recorded_at, write_manifest
 from planner.ingest.normalize import normalize_offers
 from planner.ingest.runs import (
@@ -185,8 +186,6 @@ def run_refresh(
         try:
             write_manifest(save_raw, jobs)
         except OSError as err:
-            from planner.errors import PlannerError
-
             raise PlannerError(
                 f"cannot write the raw answers' manifest in {save_raw}: {err.strerror or err}",
                 hint="check the disk has room; what each run stored is kept (see `planner runs`)",
@@ -281,7 +280,6 @@ def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> 
 def _catalog_unknowns(scraper: Any) -> list[str]:
     """GPU names in a provider's own GPU list (AutoDL's ``catalog``) that our catalog does not know."""
     from planner import catalog
-    from planner.errors import UsageError
 
     unknown = []
     for entry in getattr(scraper, "catalog", None) or []:

@@ -5,10 +5,11 @@ prices and no other refresh writes between the two."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from sqlalchemy.engine import Engine
 
+from planner.config import Config
 from planner.ingest.lock import refresh_lock
 
 Summary = TypeVar("Summary")  # run_refresh's RefreshSummary, or what a test's stand-in returns
@@ -16,7 +17,7 @@ Summary = TypeVar("Summary")  # run_refresh's RefreshSummary, or what a test's s
 
 def refresh_and_alert(
     engine: Engine,
-    config: Any,
+    config: Config,
     refresh: Callable[[], Summary],
     *,
     holder: str,

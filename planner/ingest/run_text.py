@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from planner.text import printable
 from scrapers.recording import scrub_text
 
 MAX_LISTED = 5  # names listed per summary line before "and N more"
@@ -44,8 +45,6 @@ def first_line(err: Exception) -> str:
 def clean(text: str, limit: int, keep_lines: bool = False) -> str:
     """``text`` without control or invisible characters (NUL is refused by PostgreSQL; C1 and bidi
     characters rewrite a terminal: see ``planner.text``), cut to ``limit`` characters."""
-    from planner.text import printable
-
     text = printable(str(text), keep_lines=keep_lines)
     if keep_lines:
         text = text.replace("\t", " ")

@@ -20,6 +20,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
 
 from db import store
+from planner.config import Config
 from planner.errors import DatabaseError
 from planner.ingest.normalize import Normalized
 from planner.ingest.run_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
@@ -81,7 +82,7 @@ class Scraped:
     crash: str | None = None
 
 
-def provider_timeout_s(config: Any) -> float:
+def provider_timeout_s(config: Config) -> float:
     """``[refresh] provider_timeout_s``: how long one provider's refresh may take before it fails."""
     return float(config.section("refresh").get("provider_timeout_s", 900))
 

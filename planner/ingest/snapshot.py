@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 
 from db import queries
 from planner.config import Config
+from planner.errors import DatabaseError
 
 SNAPSHOT_FILE = "snapshot.csv"
 
@@ -63,8 +64,6 @@ def ensure_prices(engine: Engine, config: Config) -> SnapshotInfo | None:
     except exc.IntegrityError:
         return None  # stored by another writer all the same: its copy is as good as ours
     except exc.DBAPIError as err:
-        from planner.errors import DatabaseError
-
         reason = str(err.orig).strip().splitlines()[0] if err.orig else type(err).__name__
         raise DatabaseError(
             f"the database holds no prices and the bundled snapshot cannot be stored in it: {reason}",

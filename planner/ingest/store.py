@@ -16,7 +16,7 @@ import datetime as dt
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import select
@@ -35,6 +35,9 @@ from planner.ingest.run_text import (
 )
 from planner.ingest.runs import Job, ProviderOutcome, Scraped, fail
 from vocab import STORED_RUN_STATUSES, RunStatus
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 MASS_MOVE_MIN = 3  # at least this many tenfold moves ...
 MASS_MOVE_SHARE = 0.5  # ... and more than this share of the run's stored prices: the run is refused
@@ -271,7 +274,7 @@ def _last_good_run(engine: Engine, job: Job) -> LastGoodRun | None:
     return None if last is None else LastGoodRun(last[0], last[1])
 
 
-def _without_conflicts(conn: Any, offers: Sequence[Offer]) -> tuple[list[Offer], list[str]]:
+def _without_conflicts(conn: Connection, offers: Sequence[Offer]) -> tuple[list[Offer], list[str]]:
     """Offers whose instance is new or recorded with the same GPU, and the names of the others."""
     recorded = store.recorded_instances(conn, {o.instance_key for o in offers})
     kept, conflicts = [], []

@@ -21,20 +21,26 @@ import functools
 import logging
 import logging.handlers
 import os
+import re
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from planner.config import zone
+from planner.config import Config, data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.ingest.lock import LockBusy
 from planner.ingest.refresh_and_alert import refresh_and_alert
+from planner.providers import PROVIDERS, canonical_provider
+from planner.text import printable
 from vocab import RunStatus
+
+if TYPE_CHECKING:
+    from planner.app import App
 
 log = logging.getLogger("planner.schedule")  # the name in the log file
 
@@ -144,9 +150,7 @@ def format_run(when: dt.datetime, timezone: str) -> str:
     return f"{when:%Y-%m-%d %H:%M} {timezone} (UTC{offset[:3]}:{offset[3:]})"
 
 
-def log_path(config: Any) -> Path:
-    from planner.config import data_dir
-
+def log_path(config: Config) -> Path:
     configured = config.section("schedule")["log_file"]
     return Path(configured).expanduser() if configured else data_dir() / "planner.log"
 
@@ -202,8 +206,6 @@ class ZonedFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The line without control or invisible characters (a provider's text can carry a CSI)."""
-        from planner.text import printable
-
         return "\n".join(printable(line) for line in super().format(record).split("\n"))
 
 
@@ -242,7 +244,7 @@ def logging_to(path: Path, timezone: str | None = None) -> Iterator[None]:
             logger.setLevel(level)
 
 
-def refresh_step(app: Any, verbose: bool = False, from_raw: Path | None = None) -> Any:
+def refresh_step(app: App, verbose: bool = False, from_raw: Path | None = None) -> Any:
     """Refresh every enabled provider; returns the pipeline's RefreshSummary. ``verbose`` logs each
     HTTP request (method, URL, status, bytes, time; secrets removed); ``from_raw`` replays a folder
     saved by a refresh instead of asking the providers (the tests run the job on a recording)."""
@@ -257,7 +259,7 @@ def refresh_step(app: Any, verbose: bool = False, from_raw: Path | None = None) 
     )
 
 
-def report_step(app: Any) -> int:
+def report_step(app: App) -> int:
     """Write the report and, with [schedule] email = true, send it to [email] recipients."""
     from planner.answers.report import ReportNotSent, produce_report
 
@@ -292,7 +294,7 @@ def report_step(app: Any) -> int:
 
 
 def run_job(
-    app: Any,
+    app: App,
     refresh: Callable[[Any], Any] | None = None,
     report: Callable[[Any], int] | None = None,
     holder: str = "planner schedule",
@@ -487,7 +489,7 @@ STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes wo
 STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
 
 
-def summary_step(app: Any) -> None:
+def summary_step(app: App) -> None:
     """Send the report's summary to [schedule] report_channels, if any; never raises."""
     if not app.config.section("schedule").get("report_channels"):
         return
@@ -495,7 +497,6 @@ def summary_step(app: Any) -> None:
         from planner.alerts.digest import send_digest
         from planner.answers.report import cheapest_for, report_day
         from planner.pricing.query import scope_setting
-        from planner.providers import PROVIDERS
         from reports.build import build_report
 
         engine = app.engine()
@@ -516,8 +517,6 @@ def summary_step(app: Any) -> None:
 
 def every_seconds(text: str) -> int | None:
     """``"1h"`` -> 3600, ``"30m"`` -> 1800, ``""`` -> None (off); UsageError for anything else."""
-    import re
-
     text = text.strip().lower()
     if not text:
         return None
@@ -530,14 +529,12 @@ def every_seconds(text: str) -> int | None:
     return seconds
 
 
-def stock_providers(config: Any) -> list[str]:
+def stock_providers(config: Config) -> list[str]:
     """[schedule] stock_providers as canonical names; UnknownNameError for a typo."""
-    from planner.providers import canonical_provider
-
     return [canonical_provider(p) for p in config.section("schedule").get("stock_providers", [])]
 
 
-def run_stock_job(app: Any, holder: str = "planner schedule (stock)") -> int:
+def run_stock_job(app: App, holder: str = "planner schedule (stock)") -> int:
     """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then check the
     alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
     from planner.ingest.refresh import run_refresh

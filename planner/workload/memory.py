@@ -11,6 +11,7 @@ formulas apply to every input, with no special cases for named models.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass
 
@@ -290,6 +291,4 @@ def check_int(value: int, quantity: str) -> int:
 
 
 def _near(name: str, choices: tuple[str, ...]) -> list[str]:
-    import difflib
-
     return difflib.get_close_matches(str(name).lower(), choices, n=3, cutoff=0.5) or list(choices)

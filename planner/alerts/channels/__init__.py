@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from planner.alerts.channels.base import Channel, Delivery, Kind, Post, Sending, SendPolicy, policy_from
 from planner.alerts.channels.dingtalk import DINGTALK
 from planner.alerts.channels.email import EMAIL
 from planner.alerts.channels.feishu import FEISHU
 from planner.alerts.channels.wecom import WECOM
+from planner.config import Config
 
 # In the order errors and hints list them: the first is the example.
 CHANNELS: dict[str, Kind] = {kind.name: kind for kind in (WECOM, DINGTALK, FEISHU, EMAIL)}
@@ -25,7 +25,7 @@ def deliver(
     title: str,
     markdown: str,
     *,
-    config: Any,
+    config: Config,
     alerts: int = 0,
     env: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.time,

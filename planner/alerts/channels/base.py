@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.config import Config
+
 WEBHOOK_ENV_PREFIX = "PLANNER_WEBHOOK_"
 
 # (status, body) of one POST of ``body`` to ``url``; raises OSError-like exceptions when unreachable.
@@ -53,7 +55,7 @@ class SendPolicy:
     read_timeout_s: float = 30.0
 
 
-def policy_from(config: Any) -> SendPolicy:
+def policy_from(config: Config) -> SendPolicy:
     """Retries, pauses and timeouts from [http], as the providers use them."""
     http = config.section("http")
     return SendPolicy(
@@ -84,7 +86,7 @@ class Sending:
     """What one ``deliver`` call gives the kind that sends: the settings, the environment the URL and
     secret are read from, the clock and pauses (tests pass their own), the transport and the retries."""
 
-    config: Any
+    config: Config
     alerts: int
     env: Mapping[str, str]
     policy: SendPolicy

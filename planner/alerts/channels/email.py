@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
 from planner.alerts.channels.base import Channel, Delivery, Kind, Sending
 from planner.errors import ConfigError, PlannerError
+from planner.smtp import smtp_settings
 
 
 class Email(Kind):
@@ -22,9 +24,6 @@ class Email(Kind):
         return {"recipients": tuple(recipients)}
 
     def send(self, channel: Channel, title: str, markdown: str, sending: Sending) -> Delivery:
-        import html
-
-        from planner.smtp import smtp_settings
         from reports.mail import MailError, compose, send
 
         config, policy = sending.config, sending.policy

@@ -11,6 +11,7 @@ answer: scrubbed of every webhook URL, key and secret, control characters neutra
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -151,8 +152,6 @@ class Unreachable(Exception):
 def _http_post(url: str, body: bytes, connect_timeout_s: float, read_timeout_s: float) -> tuple[int, bytes]:
     """One POST through the project's HTTP client (TLS always verified, no https-to-http redirect), no
     retries of its own: ``Robot.send`` retries, reading each platform's codes."""
-    import re
-
     from planner import __version__
     from scrapers.base import ScrapeError
     from scrapers.http import HttpClient, HttpPolicy, HttpStatusError
