@@ -470,7 +470,7 @@ def test_corrections_a_conflicting_import_names_each_conflict_with_its_line(run_
     result = run_cli("import", str(write_csv(tmp_path / "b.csv", fixed)))
     assert_one_line_error(result, 2, "b.csv: 1 price(s) differ")
     conflict = next(line for line in result.stderr.splitlines() if "line 3: " in line)
-    assert "tencent/ap-shanghai/GT4.4XLARGE96" in conflict and "2026-11-01" in conflict
+    assert "tencent/ap-shanghai/GT4.4XLARGE96" in conflict and "on_demand 2026-11-01" in conflict
     assert "28.64" in conflict and "27.5" in conflict  # stored, and in the file
     assert "--replace" in result.stderr and "already present" not in result.stderr
     with engine.connect() as conn:
