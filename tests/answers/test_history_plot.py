@@ -127,8 +127,8 @@ def test_no_prices_to_plot_is_an_error_and_writes_nothing(engine, run_cli, tmp_p
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("h.jpg", "the file name must end in .png, .svg or .pdf"),
-        ("h", "the file name must end in .png, .svg or .pdf"),
+        ("h.jpg", "must end in .png, .svg or .pdf"),
+        ("h", "must end in .png, .svg or .pdf"),
         ("missing/h.png", "does not exist"),
         (".", "the file name must end in"),
         ("folder.png", "it is a folder"),

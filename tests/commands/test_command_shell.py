@@ -87,7 +87,7 @@ def test_library_notes_name_quantities_by_their_plain_names():
             "--lora-rank applies to --task",
         ),
         (["estimate", "--model", "zzzz-unknown", "--task", "full"], "for another model give --params N"),
-        (["tco", "--gpu", "A100-80GB", "--rent-price", "10"], "give --hours or --utilization, exactly one"),
+        (["tco", "--gpu", "A100-80GB", "--rent-price", "10"], "--hours or --utilization, exactly one"),
         (["history", "--gpu", "A100", "--plot", "h.gif"], "Hint: e.g. --plot history.png"),
     ],
 )
