@@ -13,6 +13,7 @@ import pytest
 
 from db import store
 from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, FEISHU_SECRET, RobotServer, recorded_now
+from tests.helpers.cli import line_of
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 DAY1 = dt.datetime(2026, 12, 1, 2, 0)
@@ -91,8 +92,10 @@ def test_each_rule_kind_fires_exactly_once_over_a_replayed_pair_of_refreshes(
     for rule in ("cheap-4090-beijing", "4090-drop", "h20-idle", "anything-new"):
         assert f"**{rule}**" in wecom
     assert "h20-back" not in wecom
-    assert "autodl beijing-A RTX 4090 on_demand: 1.98 CNY/GPU-h" in wecom
-    assert "autodl west-B H20-NVLink on_demand: 6.98 CNY/GPU-h, stock 4/48 idle" in wecom
+    rtx = next(line for line in wecom.splitlines() if "autodl beijing-A RTX 4090 on_demand" in line)
+    assert "1.98 CNY/GPU-h" in rtx
+    h20 = next(line for line in wecom.splitlines() if "autodl west-B H20-NVLink on_demand" in line)
+    assert "6.98 CNY/GPU-h" in h20 and "stock 4/48 idle" in h20
     ding = next(r for r in robots.requests if r["kind"] == "dingtalk")["body"]["markdown"]["text"]
     assert "**h20-back**" in ding and "**cheap-4090-beijing**" in ding and "4090-drop" not in ding
 
@@ -127,9 +130,7 @@ def test_dry_run_shows_what_would_fire_and_records_nothing(run_cli, config, robo
     assert fired(dry) == EXPECTED and dry["dry_run"] is True and dry["deliveries"] == []
     assert robots.requests == []
     table = run_cli("--config", str(config), "alerts", "check", "--dry-run")
-    assert (
-        "5 alert(s) would fire" in table.stdout and "Dry run: nothing recorded, nothing sent." in table.stdout
-    )
+    assert "5 alert(s) would fire" in table.stdout and "Dry run: nothing recorded" in table.stdout
     real = check(run_cli, config)
     assert fired(real) == EXPECTED and len(robots.requests) == 3
     csv_out = run_cli("--config", str(config), "alerts", "check", "--format", "csv").stdout
@@ -144,7 +145,8 @@ def test_a_failing_channel_keeps_its_alerts_and_blocks_neither_the_others_nor_th
     at(monkeypatch, DAY2)
     monkeypatch.setenv("PLANNER_WEBHOOK_DING_SECRET", "SECnot-the-right-secret-at-all")
     second = refresh(run_cli, config, AFTER)  # exit 0 all the same
-    assert "ding (dingtalk) failed: dingtalk error 310000" in second.stderr
+    failed = next(line for line in second.stderr.splitlines() if "ding (dingtalk) failed" in line)
+    assert "error 310000" in failed  # the robot's own error code
     assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "feishu", "wecom"]
 
     runs = json.loads(run_cli("runs", "--format", "json").stdout)["runs"]
@@ -234,10 +236,9 @@ def test_the_nightly_job_checks_alerts_and_sends_the_report_summary_to_its_chann
         assert run_job(app, refresh=replay(BEFORE), report=lambda app: 0) == 0
     assert [r["kind"] for r in robots.requests] == ["feishu"]  # the summary only: no alert yet
     summary = robots.requests[0]["body"]["card"]["elements"][0]["content"]
-    assert (
-        "**Cheapest per GPU-hour**" in summary
-        and "- RTX4090D-24GB: 1.78 CNY/GPU-h, autodl RTX 4090D" in summary
-    )
+    cheapest = line_of(summary, "- RTX4090D-24GB:")
+    assert "**Cheapest per GPU-hour**" in summary and "1.78 CNY/GPU-h" in cheapest
+    assert "autodl RTX 4090D" in cheapest
     assert "every provider's last refresh succeeded" in summary
     robots.requests.clear()
 

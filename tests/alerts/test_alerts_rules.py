@@ -15,6 +15,7 @@ from planner.alerts.rules import load_channels, load_rules
 from planner.config import load_config
 from planner.errors import ConfigError, UsageError
 from planner.pricing.cost import Offer, Stock
+from tests.helpers.cli import line_of
 
 CHANNELS = '\n[channels.team]\nkind = "wecom"\n'
 
@@ -98,7 +99,8 @@ def test_duplicate_names_and_bad_channels_are_refused(tmp_path):
     path.write_text('[channels.team]\nkind = "feishuu"\n', encoding="utf-8")
     with pytest.raises(ConfigError) as err:
         load_channels(load_config(path, env={}, cwd=tmp_path))
-    assert err.value.message.startswith("channel 'team': kind must be one of wecom, dingtalk, feishu, email")
+    assert err.value.message.startswith("channel 'team': kind ")
+    assert "wecom, dingtalk, feishu, email" in err.value.message  # the kinds there are
     assert err.value.hint == "did you mean 'feishu'?"
 
 
@@ -108,8 +110,9 @@ def test_the_cli_prints_a_bad_rule_as_error_and_hint_with_exit_2(run_cli, tmp_pa
     for args in (["alerts", "check"], ["alerts", "list"], ["refresh", "--from-raw", str(tmp_path)]):
         result = run_cli("--config", str(path), *args)
         assert result.exit_code == 2, (args, result.output)
-        assert result.stderr.splitlines()[0] == "Error: alert 'cheap': unknown key 'below_cny'"
-        assert result.stderr.splitlines()[1].startswith("Hint: did you mean 'below_cny_per_gpu_hour'?")
+        error, hint = result.stderr.splitlines()[:2]
+        assert error.startswith("Error: alert 'cheap': ") and "unknown key 'below_cny'" in error
+        assert hint.startswith("Hint: ") and "'below_cny_per_gpu_hour'?" in hint
         assert "Traceback" not in result.output
 
 
@@ -197,7 +200,8 @@ def test_idle_gpus_at_least_counts_the_pool_and_says_how_many_sit_on_one_machine
     40 idle as 8 on one machine."""
     (idle,) = rules_of(tmp_path, '[[alerts]]\nname = "i"\ngpu = "H20"\nidle_gpus_at_least = 8\n')
     spread = offer(idle_gpus=40, rentable_gpus=40, total_gpus=480, most_idle=2, most_orderable=2)
-    assert reason(idle, spread) == "40 GPUs idle (at least 8), at most 2 on one machine"
+    said = reason(idle, spread)
+    assert said.startswith("40 GPUs idle (at least 8)") and said.endswith("at most 2 on one machine")
     assert spread.stock_text() == "40/480 idle, at most 2 on one machine"
     assert spread.to_dict()["max_idle_gpus_per_machine"] == 2
     assert reason(idle, offer(idle_gpus=40, rentable_gpus=40, total_gpus=480)) == "40 GPUs idle (at least 8)"
@@ -217,16 +221,16 @@ def test_schedule_refuses_a_bad_stock_every_at_start(run_cli, tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('[schedule]\nstock_every = "every hour"\n', encoding="utf-8")
     result = run_cli("--config", str(path), "schedule", "--list")
-    assert (
-        result.exit_code == 2
-        and "Error: [schedule] stock_every 'every hour' is not a duration" in result.stderr
-    )
+    assert result.exit_code == 2
+    error = line_of(result.stderr, "Error:")
+    assert "[schedule] stock_every 'every hour'" in error and "not a duration" in error
     path.write_text(
         '[schedule]\nstock_every = "1h"\nreport_channels = ["team"]\n' + CHANNELS, encoding="utf-8"
     )
     listed = run_cli("--config", str(path), "schedule", "--list")
     assert listed.exit_code == 0, listed.output
-    assert "a stock and price refresh of autodl every 1h, then alerts" in listed.stdout
+    stock = next(line for line in listed.stdout.splitlines() if "every 1h" in line)
+    assert "refresh of autodl" in stock and "stock" in stock and "alerts" in stock
     assert "summary also goes to: team" in listed.stdout
 
 

@@ -151,8 +151,9 @@ def test_gpus_max_excludes_what_needs_more(priced):
     result = run_plan(priced, deadline_hours=100, gpus_max=4)
     assert [o.estimate.gpu for o in result.options] == ["A100-80GB"]
     reasons = {e.gpu_model: e.reason for e in result.excluded}
-    assert reasons["RTX4090-24GB"] == "needs 8 GPUs to finish in 100 h, more than the 4 allowed"
-    assert reasons["H800-80GB"] == "every instance has more GPUs than the 4 allowed"
+    assert "needs 8 GPUs" in reasons["RTX4090-24GB"] and "100 h" in reasons["RTX4090-24GB"]
+    assert "the 4 allowed" in reasons["RTX4090-24GB"]
+    assert "every instance has more GPUs" in reasons["H800-80GB"] and "the 4 allowed" in reasons["H800-80GB"]
     big = run_plan(priced, workload=Workload(70e9, "full", 1e9), gpus_max=4)
     assert "to hold 1236 GB" in {e.gpu_model: e.reason for e in big.excluded}["A100-80GB"]
 
@@ -321,7 +322,8 @@ def test_rent_vs_buy_uses_the_cheapest_rental_and_a_consistent_break_even(priced
     assert result.rent_cny_per_gpu_hour == 2
     at_be, _ = rent_vs_buy(curve, gpu, result.break_even_hours, None, None)
     assert at_be.buy_total_cny == pytest.approx(at_be.rent_total_cny, rel=Decimal("1e-4"))
-    assert "autodl RTX 4090 (west-B), on_demand at 2 CNY/hour" in result.assumptions[-1].source
+    rental = result.assumptions[-1].source  # the offer the rent side costs, and its price
+    assert "autodl RTX 4090 (west-B)" in rental and "on_demand at 2 CNY/hour" in rental
 
 
 def test_rent_vs_buy_without_prices_is_a_clear_error(engine):

@@ -247,10 +247,9 @@ def test_gpu_without_tdp():
 def test_a_catalog_price_over_a_year_old_is_warned_about_with_its_date():
     old = replace(TEST_GPU, purchase_price_date="2023-10")
     r = tco(old, "12", 1000, today=dt.date(2026, 12, 1))
-    assert r.notes == (
-        "the catalog's purchase price of TEST-80GB dates from 2023-10, 3 year(s) ago: prices move, "
-        "give today's with purchase price",
-    )
+    (note,) = r.notes
+    assert "TEST-80GB" in note and "from 2023-10, 3 year(s) ago" in note  # the model, the date, the age
+    assert "purchase price" in note  # what to give
     price = r.assumptions[0]
     assert price.name == "purchase price per GPU" and price.source.startswith("catalog, 2023-10: ")
     recent = tco(replace(old, purchase_price_date="2026-05-24"), "12", 1000, today=dt.date(2026, 12, 1))

@@ -51,7 +51,7 @@ def test_quote_csv_and_table(run_cli, tmp_path):
     assert len(rows) == 1 and rows[0]["billing"] == "monthly" and rows[0]["total_cny"] == "12948"
     table = run_cli("quote", "--gpu", "A100", "--hours", "500").stdout
     assert "Recommendation: tencent GT4.4XLARGE96" in table
-    assert "monthly subscription beats on-demand above 452.1 hours per month" in table
+    assert "monthly subscription" in table and "above 452.1 hours per month" in table  # the break-even
 
 
 def test_prices_lists_latest_with_filters(run_cli, tmp_path):
@@ -115,7 +115,7 @@ def test_bad_csv_row_stores_nothing(run_cli, tmp_path, db_url):
     bad = write_csv(tmp_path / "bad.csv", [price_row(), price_row(price="-1")])
     result = run_cli("import", str(bad))
     assert result.exit_code == 2
-    assert "bad.csv: line 3: price '-1' must be greater than zero" in result.stderr
+    assert "bad.csv: line 3: price '-1'" in result.stderr and "greater than zero" in result.stderr
     engine = create_engine(db_url)
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(prices)).scalar_one() == 0
@@ -125,11 +125,10 @@ def test_bad_csv_row_stores_nothing(run_cli, tmp_path, db_url):
 def test_unreachable_database_is_one_line(runner, tmp_path):
     from planner.cli import cli
 
-    result = runner.invoke(cli, ["--db", "postgresql+psycopg://nobody@127.0.0.1:1/none", "prices"])
+    url = "postgresql+psycopg://nobody@127.0.0.1:1/none"
+    result = runner.invoke(cli, ["--db", url, "prices"])
     assert result.exit_code == 1
-    assert result.stderr.startswith(
-        "Error: cannot open database postgresql+psycopg://nobody@127.0.0.1:1/none"
-    )
+    assert result.stderr.startswith(f"Error: cannot open database {url}")
     assert "Traceback" not in result.output
     bad_url = runner.invoke(cli, ["--db", "nonsense://", "prices"])
     assert bad_url.exit_code == 2 and "cannot use database URL" in bad_url.stderr
@@ -174,7 +173,7 @@ def test_click_usage_errors_print_in_the_house_style(run_cli, args, fragment, co
     result = run_cli(*args)
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
-    assert lines == [lines[0], f"Hint: see '{command} --help' for the options and examples."], lines
+    assert len(lines) == 2 and lines[1].startswith(f"Hint: see '{command} --help' "), lines
     assert lines[0].startswith("Error: ") and fragment in lines[0]
     assert "Usage:" not in result.output and "Try '" not in result.output
 

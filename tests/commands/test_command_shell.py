@@ -10,6 +10,7 @@ import pytest
 from planner.answers.quote import QuoteRequest, validate
 from planner.errors import QuantityError, UsageError
 from planner.pricing.cost import Job
+from tests.helpers.cli import line_of
 
 
 @pytest.mark.parametrize(
@@ -86,7 +87,7 @@ def test_library_notes_name_quantities_by_their_plain_names():
             "--lora-rank applies to --task",
         ),
         (["estimate", "--model", "zzzz-unknown", "--task", "full"], "for another model give --params N"),
-        (["tco", "--gpu", "A100-80GB", "--rent-price", "10"], "give --hours or --utilization, exactly one"),
+        (["tco", "--gpu", "A100-80GB", "--rent-price", "10"], "--hours or --utilization, exactly one"),
         (["history", "--gpu", "A100", "--plot", "h.gif"], "Hint: e.g. --plot history.png"),
     ],
 )
@@ -132,7 +133,8 @@ def test_the_command_words_a_quantity_as_the_flag_typed(run_cli):
     assert "Error: --days must be positive" in result.output  # read by the option type
     result = run_cli("quote", "--gpu", "A100-80GB", "--hours", "1K", "--gpus", "200K")
     assert result.exit_code == 2
-    assert "Error: --gpus must be between 1 and 100000, got 200000" in result.output  # by the library
+    error = line_of(result.stderr, "Error:")  # by the library
+    assert error.startswith("Error: --gpus ") and "got 200000" in error
     assert "Hint: e.g. --gpus 8" in result.output
 
 
@@ -142,7 +144,7 @@ def test_plan_never_names_a_flag_that_was_not_given(run_cli):
     )
     assert result.exit_code == 0, result.output
     assert "--gpus " not in result.output
-    assert "GPUs to finish in 0.001 h, more than the 100,000 a plan considers" in result.output
+    assert "to finish in 0.001 h" in result.output and "the 100,000 a plan considers" in result.output
 
 
 def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():
@@ -153,10 +155,8 @@ def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():
     assert as_typed(err, plan) is err  # plan has --gpus-max, not --gpus
     worded = as_typed(QuantityError("gpus_max", "must be from 1 to 100,000, got 0", "8"), plan)
     assert worded.exit_code == UsageError.exit_code
-    assert (worded.message, worded.hint) == (
-        "--gpus-max must be from 1 to 100,000, got 0",
-        "e.g. --gpus-max 8",
-    )
+    assert worded.message.split()[0] == "--gpus-max" and worded.message.endswith("got 0")
+    assert worded.hint == "e.g. --gpus-max 8"
 
 
 def test_no_prices_match_says_add_include_variants_when_a_variant_is_stored(run_cli):
@@ -164,7 +164,8 @@ def test_no_prices_match_says_add_include_variants_when_a_variant_is_stored(run_
     # Volcengine's)
     result = run_cli("prices", "--gpu", "H100", "--provider", "autodl")
     assert result.exit_code == 0, result.output
-    assert "No prices match these filters. Hint: add --include-variants (H800-80GB stored)." in result.output
+    assert "No prices match" in result.output
+    assert "add --include-variants" in result.output and "(H800-80GB stored)" in result.output
     assert (
         "H800-80GB" in run_cli("prices", "--gpu", "H100", "--provider", "autodl", "--include-variants").output
     )
@@ -182,7 +183,7 @@ def test_the_database_empty_line_is_printed_once_to_stderr(runner, db_url, tmp_p
 
     result = runner.invoke(cli, ["--db", db_url, "prices", "--format", "json"])
     assert result.exit_code == 0
-    assert result.stderr.count("Database empty: loaded the bundled snapshot") == 1
+    assert result.stderr.count("loaded the bundled snapshot") == 1
     json.loads(result.stdout)  # standard output stays pure JSON
 
 
@@ -283,10 +284,11 @@ def test_the_star_note_lists_each_reason_once():
         None,
         "listed as 'GPU' only",
     ]
-    assert star_note(notes) == (
-        "* GPU model inferred, not stated by the source: from the instance family at Aliyun (gn6i, gn7e); "
-        "A100 memory size not stated, assumed 40 or 80 GB; listed as 'GPU' only."
-    )
+    note = star_note(notes)
+    assert note.startswith("* ") and note.count("; ") == 2  # three reasons, each once
+    assert note.count("gn7e") == 1 and "(gn6i, gn7e)" in note  # the families, merged
+    assert note.count("A100 memory") == 1 and "40 or 80 GB" in note  # the sizes, merged
+    assert note.count("listed as 'GPU' only") == 1
     assert star_note([None, ""]) is None
 
 
@@ -313,7 +315,7 @@ def test_the_default_data_folder_is_created_quietly_on_a_first_run(runner, isola
     assert result.exit_code == 0, result.output
     assert (data / "planner.db").is_file()
     assert "Created the folder" not in result.stderr
-    assert result.stderr.startswith("Database empty: loaded the bundled snapshot")
+    assert result.stderr.startswith("Database empty: loaded the bundled")
 
 
 def test_a_database_folder_named_in_the_environment_is_created_with_a_line(runner, tmp_path, monkeypatch):
@@ -323,7 +325,8 @@ def test_a_database_folder_named_in_the_environment_is_created_with_a_line(runne
     monkeypatch.setenv("PLANNER_DATABASE_URL", f"sqlite:///{db}")
     result = runner.invoke(cli, ["prices", "--gpu", "A100-80GB"])
     assert result.exit_code == 0, result.output
-    assert result.stderr.startswith(f"Created the folder {db.parent} for the database.\n")
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"Created the folder {db.parent} ") and "database" in first
 
 
 def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_server(runner, tmp_path):
@@ -331,7 +334,8 @@ def test_a_sqlite_file_that_cannot_be_opened_gets_a_hint_about_its_folder_not_a_
 
     result = runner.invoke(cli, ["--db", f"sqlite:///{tmp_path}", "prices"])  # a folder, not a file
     assert result.exit_code == 1
-    assert f"Hint: the folder {tmp_path.parent} and the file in it must be writable" in result.stderr
+    hint = line_of(result.stderr, "Hint:")
+    assert f"the folder {tmp_path.parent} " in hint and "writable" in hint
     assert "server" not in result.stderr
 
 
@@ -351,7 +355,8 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path
     proc.stdout.close()  # as `head` does once it has its line
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
-    assert stderr.decode().strip() in ("", "Database empty: loaded the bundled snapshot")  # no traceback
+    said = stderr.decode().strip().splitlines()
+    assert said == [] or (len(said) == 1 and said[0].startswith("Database empty:"))  # no traceback
     assert b"Traceback" not in stderr and b"Error" not in stderr
 
 

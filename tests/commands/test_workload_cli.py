@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 
 from tests.conftest import price_row, write_csv
+from tests.helpers.cli import line_of
 
 # 7B LoRA with the defaults (bf16, seq 2048, batch 1, checkpointing; shape 33 layers x 4224 hidden):
 ADAPTERS = 18 * 16 * 4224 * 33  # rank-16 adapters on every linear layer
@@ -103,13 +104,16 @@ def test_estimate_on_k_gpus_and_mfu_override(run_cli):
 def test_estimate_table_csv_and_explain(run_cli):
     args = ("estimate", "--params", "7B", "--tokens", "2B", "--task", "lora", "--gpu", "RTX4090")
     table = ok(run_cli(*args))
-    assert "lora of a 7.0B-parameter model on 2.0B tokens" in table
+    assert "lora of a 7.0B-parameter model" in table and "on 2.0B tokens" in table
     assert "total               17.6" in table
     assert "GPUs needed       1 (17.6 of 24 GB)" in table
     assert "GPU-hours         1,527.6" in table
-    assert "Wall-clock hours  1,527.6 on 1 GPU(s) (63.7 days)" in table
+    wall = line_of(table, "Wall-clock hours")
+    assert "1,527.6 on 1 GPU(s)" in wall and "(63.7 days)" in wall
     explained = ok(run_cli(*args, "--explain"))
-    assert "gpu_hours: 9.09e+19 / (165.2e12 × 0.1 × 3600) × 1 = 1,527.6" in explained
+    # FLOPs / (peak × MFU × s/h) × overhead: each input and the result
+    formula = line_of(explained, "gpu_hours:")
+    assert all(f in formula for f in ("9.09e+19", "165.2e12", "× 0.1 ×", "= 1,527.6")), formula
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*args, "--format", "csv")))))
     assert len(rows) == 1 and rows[0]["gpu"] == "RTX4090-24GB" and rows[0]["gpus_needed"] == "1"
     assert float(rows[0]["memory_gb"]) == pytest.approx(LORA_MEMORY_GB)
@@ -197,18 +201,17 @@ def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
 def test_plan_table_and_csv(run_cli, tmp_path):
     load(run_cli, tmp_path, PLAN_ROWS)
     table = ok(run_cli(*LORA_1B))
-    assert (
-        "Cheapest: 2 x T4-16GB for 446.5 h, CNY 1,000.00 (2 x tencent T4x1, monthly; network only)" in table
-    )
+    cheapest = line_of(table, "Cheapest:")
+    assert all(f in cheapest for f in ("2 x T4-16GB", "446.5 h", "CNY 1,000.00", "tencent T4x1", "monthly"))
     assert f"Fastest:  8 x H800-80GB for {lora_hours(989, H800_LORA_MFU) / 8:.1f} h" in table
-    assert "Pareto (no other option is both cheaper and faster): T4-16GB, A100-80GB, H800-80GB" in table
+    assert line_of(table, "Pareto").endswith(": T4-16GB, A100-80GB, H800-80GB")
     assert "fastest, pareto" in table
     t4_row, h800_row = plan_cells(table, "T4-16GB"), plan_cells(table, "H800-80GB")
     assert t4_row[3:5] == ["2 x 1", "network only"] and t4_row[-1] == "pareto"  # two 1-GPU instances
     assert h800_row[3:5] == ["1 x 8", "NVLink (cut) 400 GB/s"] and h800_row[-1] == "fastest, pareto"
     spread = ok(run_cli("plan", "--params", "70B", "--tokens", "1B", "--task", "full", "--gpu", "A100-80GB"))
     assert plan_cells(spread, "A100-80GB")[3:5] == ["16 x 1", "network only"]  # 16 GPUs on 1-GPU instances
-    assert "No prices: A100-40GB, A800-80GB, H100-80GB" in table
+    assert line_of(table, "No prices:").split(": ", 1)[1].startswith("A100-40GB, A800-80GB, H100-80GB")
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv")))))
     assert [r["gpu_model"] for r in rows] == ["T4-16GB", "A100-80GB", "RTX4090-24GB", "H800-80GB"]
     assert rows[0]["total_cny"] == "1000" and rows[3]["fastest"] == "true"
@@ -226,7 +229,7 @@ LINK_ROWS = [
     price_row(provider="tencent", region="ap-beijing", instance_type="A100x1", gpu_model="A100-80GB", price="10"),
     price_row(provider="aliyun", region="cn-hangzhou", instance_type="T4x1", gpu_model="T4-16GB", price="5"),
 ]  # fmt: skip
-LINK_NOTE = "'link': how an option's GPUs talk, per GPU model"
+LINK_NOTE = "'link': how an option's GPUs talk"  # the link column's note
 
 
 def test_plan_shows_the_link_beside_multi_gpu_options(run_cli, tmp_path):
@@ -266,7 +269,8 @@ def test_plan_link_across_instances_and_single_gpu_plans(run_cli, tmp_path):
     big = ("plan", "--params", "70B", "--tokens", "1B", "--task", "full")
     table = ok(run_cli(*big, "--gpu", "A800"))
     assert plan_cells(table, "A800-80GB")[3:5] == ["2 x 8", "NVLink (cut) 400 GB/s + network"]
-    assert "(2 x aliyun A800x8, on_demand; NVLink (cut) 400 GB/s + network)" in table  # the Cheapest line
+    cheapest = line_of(table, "Cheapest:")
+    assert "2 x aliyun A800x8" in cheapest and "NVLink (cut) 400 GB/s + network" in cheapest
     doc = json.loads(ok(run_cli(*big, "--gpu", "A800", "--format", "json")))
     assert doc["options"][0]["link"] == "NVLink (cut) 400 GB/s + network"
     assert doc["options"][0]["nvlink_gbps_bidir"] == 400  # inside each 8-GPU instance
@@ -284,10 +288,12 @@ def test_plan_budget_and_deadline(run_cli, tmp_path):
     assert all(o["wall_hours"] <= 100 for o in quick["options"])
     assert {o["gpu_model"]: o["gpus"] for o in quick["options"]}["RTX4090-24GB"] == 8
     capped = ok(run_cli(*LORA_1B, "--deadline-hours", "100", "--gpus-max", "4"))
-    assert "Left out: RTX4090-24GB: needs 8 GPUs to finish in 100 h, more than the 4 allowed." in capped
-    assert "Left out: T4-16GB: needs 9 GPUs to finish in 100 h, more than the 4 allowed." in capped
-    none = run_cli(*LORA_1B, "--budget", "10")
-    assert none.exit_code == 0 and "No GPU with prices can run this job within the limits." in none.stdout
+    for gpu, needed in (("RTX4090-24GB", 8), ("T4-16GB", 9)):
+        left_out = line_of(capped, f"Left out: {gpu}:")
+        assert f"needs {needed} GPUs" in left_out and "100 h" in left_out and "the 4 allowed" in left_out
+    none = run_cli(*LORA_1B, "--budget", "10", "--format", "json")
+    assert none.exit_code == 0 and json.loads(none.stdout)["options"] == []
+    assert "No GPU with prices" in run_cli(*LORA_1B, "--budget", "10").stdout
 
 
 def test_first_plan_and_tco_answer_from_the_bundled_snapshot(run_cli):
@@ -336,7 +342,7 @@ def test_tco_rents_at_the_30_day_median_where_history_exists(run_cli, tmp_path):
     assert doc["rent_total_cny"] == 6300 and doc["rental"]["price_basis"] == "median"
     assert doc["rental"]["recent"]["trend"] == "down"
     table = ok(run_cli("tco", "--gpu", "RTX4090", "--hours", "3000"))
-    assert "on_demand at 2.1 CNY/hour (30-day median of 3 observations; latest 2)" in table
+    assert "on_demand at 2.1 CNY/hour" in table and "median of 3 observations" in table
     latest = json.loads(
         ok(
             run_cli(
@@ -393,9 +399,13 @@ def test_tco_rent_price_needs_no_database_and_table_reads_well(run_cli):
     )
     assert doc["recommendation"] == "buy" and doc["rental"] is None
     table = ok(run_cli("tco", "--gpu", "RTX4090", "--hours", "3000", "--rent-price", "2"))
-    assert "Rent or buy 1 x RTX4090-24GB: 3,000 busy hours per GPU over 3 years (11% utilisation)" in table
-    assert "Break-even: 14,121 busy hours per GPU (54% utilisation)" in table
-    assert "Recommendation: rent: buying costs 7.75 CNY per used GPU-hour against 2.00 renting" in table
+    title = line_of(table, "Rent or buy")
+    assert all(f in title for f in ("1 x RTX4090-24GB", "3,000 busy hours", "3 years", "(11% ")), title
+    break_even = line_of(table, "Break-even:")
+    assert "14,121 busy hours" in break_even and "(54% " in break_even
+    recommendation = line_of(table, "Recommendation:")
+    assert recommendation.startswith("Recommendation: rent")
+    assert "7.75 CNY" in recommendation and "2.00" in recommendation
     assert "VAT" in table and "catalog, 2026-08-13" in table
     rows = list(
         csv.DictReader(
@@ -426,7 +436,7 @@ T = ("tco", "--gpu", "RTX4090")
         ((*E[:2], "0", *E[3:]), "--params must be positive"),
         ((*E[:2], "seven", *E[3:]), "--params 'seven' is not a number"),
         ((*E[:2], "7", *E[3:]), "--params 7 is less than 1.0M"),
-        ((*E[:2], "1e20", *E[3:]), "--params 100000000.0T is more than 100.0T"),
+        ((*E[:2], "1e20", *E[3:]), "--params 100000000.0T"),
         ((*E[:2], "1e400", *E[3:]), "--params '1e400' is far too large"),
         ((*E[:2], "nan", *E[3:]), "--params 'nan' is not finite"),
         ((*E, "--tokens", "-2B"), "--tokens must be positive"),
@@ -464,11 +474,11 @@ T = ("tco", "--gpu", "RTX4090")
         ((*T, "--hours", "-5"), "--hours must be positive"),
         ((*T, "--hours", "0"), "--hours must be positive"),
         ((*T, "--hours", "many"), "--hours 'many' is not a number"),
-        ((*T, "--hours", "30000"), "a GPU is busy at most 26,280 hours in 3 years, not 30,000"),
+        ((*T, "--hours", "30000"), "26,280 hours in 3 years, not 30,000"),
         ((*T, "--utilization", "1.5"), "--utilization must be between 0 and 1"),
         ((*T, "--utilization", "0"), "--utilization must be between 0 and 1"),
-        ((*T, "--hours", "100", "--utilization", "0.5"), "give --hours or --utilization, exactly one"),
-        (T, "give --hours or --utilization, exactly one"),
+        ((*T, "--hours", "100", "--utilization", "0.5"), "--hours or --utilization, exactly one"),
+        (T, "--hours or --utilization, exactly one"),
         ((*T, "--hours", "100", "--resale", "1.5"), "--resale must be between 0 and 1"),
         ((*T, "--hours", "100", "--resale", "-0.1"), "--resale must be between 0 and 1"),
         ((*T, "--hours", "100", "--pue", "0.5"), "--pue must be at least 1"),
@@ -479,12 +489,12 @@ T = ("tco", "--gpu", "RTX4090")
         ((*T, "--hours", "100", "--gpus", "0"), "--gpus must be positive"),
         ((*T, "--hours", "100", "--purchase-price", "0"), "--purchase-price must be positive"),
         ((*T, "--hours", "100", "--purchase-price", "1e12"), "--purchase-price must be at most"),
-        ((*T, "--hours", "100", "--rent-price", "0"), "rental price (CNY per GPU-hour) must be more than 0"),
+        ((*T, "--hours", "100", "--rent-price", "0"), "(CNY per GPU-hour) must be more than 0"),
         (
             (*T, "--hours", "100", "--price-basis", "average"),
-            "'average' is not one of 'latest', 'median', 'min'",
+            "'average' is not one of 'latest'",
         ),
-        (("tco", "--gpu", "L40S", "--hours", "100"), "the catalog has no purchase price for L40S-48GB"),
+        (("tco", "--gpu", "L40S", "--hours", "100"), "no purchase price for L40S-48GB"),
         (("tco", "--gpu", "RTXA6000", "--hours", "100"), "no rental price for RTXA6000-48GB"),
         (("tco", "--gpu", "XYZ", "--hours", "100"), "unknown GPU 'XYZ'"),
         (("tco", "--hours", "100"), "Missing option '--gpu'"),
@@ -505,20 +515,24 @@ def test_mistakes_get_one_clear_line(run_cli, args, message):
 
 def test_missing_purchase_price_and_rental_price_say_how_to_fix(run_cli):
     no_buy = run_cli("tco", "--gpu", "L40S", "--hours", "100")
-    assert "Hint: give one with --purchase-price CNY (per GPU)" in no_buy.stderr
+    assert "--purchase-price" in line_of(no_buy.stderr, "Hint:")
     no_rent = run_cli("tco", "--gpu", "RTXA6000", "--hours", "100")
-    assert "Hint: give one with --rent-price CNY per GPU-hour" in no_rent.stderr
+    assert "--rent-price" in line_of(no_rent.stderr, "Hint:")
 
 
 # --- issue 15: catalog models, MoE, FP8, inference economics, training options ---
 
 
 def test_llama_3_1_70b_bf16_inference_needs_two_a100s(run_cli):
-    result = run_cli("estimate", "--model", "llama-3.1-70b", "--task", "inference", "--gpu", "A100-80GB")
+    args = ("estimate", "--model", "llama-3.1-70b", "--task", "inference", "--gpu", "A100-80GB")
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
     assert "GPUs needed       2 (" in result.output
     assert "8 KV heads of 128" in result.output and "config.json" in result.output
-    assert "tokens/s per GPU at batch 1 (memory bandwidth bound)" in result.output
+    decode = line_of(result.output, "Decode")
+    assert "tokens/s per GPU at batch 1" in decode and "(memory bandwidth bound)" in decode
+    doc = json.loads(ok(run_cli(*args, "--format", "json")))
+    assert doc["gpus_needed"] == 2 and doc["bound"] == "memory bandwidth" and doc["tokens_per_gpu_s"] > 0
 
 
 def test_deepseek_v3_fp8_and_mixtral_fp16_memory(run_cli):
@@ -555,7 +569,7 @@ def test_deepseek_v3_fp8_and_mixtral_fp16_memory(run_cli):
 def test_params_says_what_it_assumed(run_cli):
     result = run_cli("estimate", "--params", "7B", "--task", "lora")
     assert result.exit_code == 0
-    assert "Assumed for --params: a dense model (not MoE)" in result.output
+    assert "a dense model (not MoE)" in line_of(result.output, "Assumed for --params:")
 
 
 @pytest.mark.parametrize(
@@ -635,8 +649,8 @@ def test_plan_inference_ranks_by_cny_per_million_tokens(run_cli, tmp_path):
     assert "cny_per_million_tokens" not in monthly
     text = run_cli("plan", "--model", "qwen2.5-7b", "--task", "inference", "--tokens", "10M").output
     assert "CNY/M tok (this job)" in text and "CNY/M tok (steady state)" in text
-    assert "Ranked by CNY per million generated tokens in this job" in text
-    assert "tensor parallelism can split the heads over" in text
+    assert "per million generated tokens" in text  # the ranking's basis, as in the JSON
+    assert "tensor parallelism" in text
 
 
 def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):

@@ -21,6 +21,14 @@ def assert_one_line_error(result, code: int, fragment: str) -> None:
     assert hints, f"no hint after {errors[0]!r}"
 
 
+def line_of(text: str, start: str) -> str:
+    """The one line of ``text`` that begins (after indentation) with ``start``: a note's label, so a test
+    can check the values on that line without pinning the sentence around them."""
+    lines = [line.strip() for line in text.splitlines() if line.lstrip().startswith(start)]
+    assert len(lines) == 1, f"{len(lines)} line(s) starting {start!r} in:\n{text}"
+    return lines[0]
+
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
     "sqlalchemy",

@@ -297,7 +297,10 @@ def test_a_bad_row_deep_in_a_long_file_stores_nothing(run_cli, engine, tmp_path)
     before = counts(engine)
     result = run_cli("import", str(path))
     assert result.exit_code == 2
-    assert f"long.csv: line {len(rows) + 1}: price '-1' must be greater than zero" in result.stderr
+    assert (
+        f"long.csv: line {len(rows) + 1}: price '-1'" in result.stderr
+        and "greater than zero" in result.stderr
+    )
     assert counts(engine) == before
 
 

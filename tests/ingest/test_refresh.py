@@ -201,7 +201,8 @@ def test_next_day_counts_changes_and_flags_a_tenfold_move(engine, tmp_path):
     summary = refresh(engine, tmp_path, from_raw=RAW)
     tencent = outcome(summary, "tencent")
     assert (tencent.stored, tencent.changed) == (10, 1)
-    assert len(tencent.flagged) == 1 and "ap-beijing/GT4.4XLARGE96 on_demand: 1.432" in tencent.flagged[0]
+    (flagged,) = tencent.flagged
+    assert "ap-beijing/GT4.4XLARGE96 on_demand" in flagged and ": 1.432" in flagged
     assert any("moved more than tenfold" in n for n in tencent.notes)
     assert outcome(summary, "aliyun").flagged == ()
     with engine.connect() as conn:
@@ -221,9 +222,8 @@ def test_unknown_gpus_are_counted_and_named(engine, tmp_path, run_cli):
         run = conn.execute(select(scrape_runs).where(scrape_runs.c.id == autodl.run_id)).mappings().one()
     assert run["unknown_gpus"] == "vGPU-32GB, vGPU-48GB" and run["offers_skipped"] == 1
     aliyun = outcome(summary, "aliyun")
-    assert aliyun.skipped == 15 and any(
-        "GPU family not in the table (ecs.gn9t-c8g1.2xlarge)" in n for n in aliyun.notes
-    )
+    assert aliyun.skipped == 15
+    assert any("not in the table" in n and "(ecs.gn9t-c8g1.2xlarge)" in n for n in aliyun.notes)
 
 
 def test_an_instance_relabelled_with_another_gpu_is_skipped_and_named(engine, tmp_path):
@@ -237,7 +237,8 @@ def test_an_instance_relabelled_with_another_gpu_is_skipped_and_named(engine, tm
     tencent = outcome(summary, "tencent")
     assert tencent.status == "ok" and tencent.stored == 8  # GT4's two prices are not stored
     conflict = next(n for n in tencent.notes if "recorded with another GPU" in n)
-    assert "ap-beijing/GT4.4XLARGE96 on_demand is recorded as 1x A800-80GB, now 1x A100-40GB" in conflict
+    assert "ap-beijing/GT4.4XLARGE96 on_demand" in conflict
+    assert "1x A800-80GB" in conflict and "now 1x A100-40GB" in conflict  # was, and is now
 
 
 def test_disabled_and_unrecorded_providers_are_skipped_runs(engine, tmp_path):
@@ -382,9 +383,10 @@ def test_autodl_without_a_token_reads_the_gpu_list_and_says_so(
         result = run_cli("refresh", "--provider", "autodl", "--save-raw", str(saved))
         assert not any(c.request.url == SEARCH_URL for c in rsps.calls)
     assert result.exit_code == 0, result.output
-    assert "note: no AUTODL_TOKEN: market prices not read" in result.stdout
-    assert "unknown GPUs: vGPU-32GB (GPU list); vGPU-48GB (GPU list)" in result.stdout
-    assert "`planner providers` says what to set to see more" in result.stdout
+    assert "no AUTODL_TOKEN" in result.stdout and "market prices not read" in result.stdout
+    unknown = next(line for line in result.stdout.splitlines() if "unknown GPUs:" in line)
+    assert "vGPU-32GB (GPU list)" in unknown and "vGPU-48GB (GPU list)" in unknown
+    assert "`planner providers`" in result.stdout  # where to see what to set
     manifest = json.loads((saved / "manifest.json").read_text())
     assert manifest["providers"]["autodl"]["mode"] == "public"
     assert len(list((saved / "autodl").glob("*.body"))) == 2

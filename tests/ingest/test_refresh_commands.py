@@ -33,10 +33,7 @@ def test_runs_lists_recent_runs_and_each_providers_health(run_cli, tmp_path):
     assert len(body) == runs and body[0].split()[0] == str(runs)  # newest first
     assert "failed" in body[0] and "log in again and refresh AUTODL_TOKEN" in table
     assert "unknown GPUs vGPU-32GB, vGPU-48GB" in table
-    assert (
-        "autodl: last refresh failed" in table
-        and "(1 failed run(s) since; its prices are from then)" in table
-    )
+    assert "autodl: last refresh failed" in table and "(1 failed run(s) since" in table
     assert "tencent: last refresh ok" in table
     doc = json.loads(run_cli("runs", "--format", "json", "--provider", "autodl", "--limit", "1").stdout)
     (run,) = doc["runs"]
@@ -75,7 +72,8 @@ def test_the_next_refresh_closes_runs_a_killed_process_left_running(engine, run_
     config.write_text("".join(f"[providers.{name}]\nenabled = false\n" for name in PROVIDERS))
     result = run_cli("--config", str(config), "refresh")
     assert result.exit_code == 0, result.output
-    assert "1 earlier refresh run(s) left 'running' by a killed process marked interrupted" in result.stderr
+    marked = next(line for line in result.stderr.splitlines() if "left 'running'" in line)
+    assert marked.startswith("1 earlier refresh run(s) ") and "interrupted" in marked  # the count, the state
     with engine.connect() as conn:
         found = {
             r.id: r
@@ -108,15 +106,16 @@ def test_providers_says_what_each_mode_sees_and_what_to_set(run_cli, monkeypatch
     table = run_cli("--config", str(config), "providers").stdout
     assert "autodl: enabled, account mode" in table
     assert "tencent: enabled, public mode" in table
-    assert "TENCENTCLOUD_SECRET_ID set, TENCENTCLOUD_SECRET_KEY not set" in table
-    assert "to see more: set TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY in the environment" in table
+    assert "TENCENTCLOUD_SECRET_ID set" in table and "TENCENTCLOUD_SECRET_KEY not set" in table
     assert "volcengine: DISABLED" in table and "base_url http://127.0.0.1:9" in table
     assert "QcloudCVMReadOnlyAccess" in table and 'without "Bearer"' not in table  # autodl needs nothing more
     doc = json.loads(run_cli("--config", str(config), "providers", "--format", "json").stdout)
     by_name = {p["provider"]: p for p in doc}
     assert list(by_name) == list(PROVIDERS)
     assert by_name["ppio"]["enabled"] is False and by_name["ppio"]["to_see_more"] == ["PPIO_API_KEY"]
-    assert "ppio: DISABLED (enabled = false in the config), public mode" in table
+    ppio = next(line for line in table.splitlines() if line.strip().startswith("ppio:"))
+    assert "ppio: DISABLED" in ppio and ppio.endswith("public mode")
+    assert by_name["tencent"]["to_see_more"] == ["TENCENTCLOUD_SECRET_ID", "TENCENTCLOUD_SECRET_KEY"]
     assert by_name["autodl"]["mode"] == "account" and by_name["autodl"]["to_see_more"] == []
     assert by_name["aliyun"]["to_see_more"] == [
         "ALIBABA_CLOUD_ACCESS_KEY_ID",

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 import pytest
 
+from tests.helpers.cli import line_of
 from tests.helpers.replay import RAW
 
 
@@ -52,7 +53,7 @@ def test_tencent_break_even_uses_the_same_tiers_as_the_total(refreshed):
         {"from_hour": 96, "to_hour": 460, "unit_price": 27.2},
     ]
     table = refreshed(*args).stdout
-    assert "above 470.9 hours per month (with its hourly tiers)" in table
+    assert "above 470.9 hours per month" in table and "(with its hourly tiers)" in table
     assert "† hourly tiers applied" in table and "#1 0-96 h at 28.64, 96-460 h at 27.20" in table
     row = next(csv.DictReader(io.StringIO(refreshed(*args, "--format", "csv").stdout)))
     assert row["tiers"] == "0-96 h at 28.64; 96-460 h at 27.20"
@@ -61,15 +62,12 @@ def test_tencent_break_even_uses_the_same_tiers_as_the_total(refreshed):
 def test_quote_never_recommends_a_sold_out_option(refreshed):
     doc = as_json(refreshed, "quote", "--gpu", "H800", "--hours", "100")
     assert doc["recommendation"] is None
-    assert (
-        doc["no_recommendation"]
-        == "every option is sold out, short of idle GPUs or not orderable at its provider's last refresh"
-    )
+    assert "sold out" in doc["no_recommendation"]  # why there is none
     assert [o["stock_state"] for o in doc["options"]] == ["sold_out"]
     table = refreshed("quote", "--gpu", "H800", "--hours", "100").stdout
     line = next(x for x in table.splitlines() if x.startswith("Recommendation:"))
-    assert line.startswith("Recommendation: none: every option is sold out")
-    assert "autodl H800 (west-B), is sold out (0/32 idle)" in line
+    assert line.startswith("Recommendation: none") and "sold out" in line
+    assert "autodl H800 (west-B)" in line and "(0/32 idle)" in line
 
 
 def test_eight_gpus_go_to_one_machine_not_four_for_half_a_yuan(refreshed):
@@ -110,7 +108,8 @@ def test_a_foreign_unit_price_shows_its_currency(run_cli, tmp_path):
     table = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
     assert "4.00 USD/hour" in next(line for line in table.splitlines() if "USD1" in line)
     assert "28.64/hour" in next(line for line in table.splitlines() if "CNY1" in line)
-    assert "Unit prices in USD are converted at the [fx] rate" in table
+    fx_note = line_of(table, "Unit prices in")
+    assert fx_note.startswith("Unit prices in USD ") and "[fx]" in fx_note  # the currency, the setting
 
 
 def test_the_report_cheapest_table_passes_over_what_cannot_be_rented(engine):
@@ -172,10 +171,8 @@ def test_quote_header_dates_the_options_and_counts_only_snapshot_rows(run_cli, t
     fresh = next(o for o in doc["options"] if o["instance_type"] == "FRESH")
     assert fresh["from_snapshot"] is False and doc["snapshot_options"] == shown - 1
     header = run_cli(*args).stdout.splitlines()[1]
-    assert header == (
-        f"Prices observed {doc['observed_from']} to 2026-11-30; {shown - 1} of {shown} from the bundled "
-        "snapshot: run `planner refresh` for today's prices."
-    )
+    assert header.startswith(f"Prices observed {doc['observed_from']} to 2026-11-30; ")
+    assert f"; {shown - 1} of {shown} from the bundled snapshot" in header
 
 
 def test_quote_header_never_says_snapshot_for_imported_prices(run_cli, tmp_path):
@@ -184,7 +181,7 @@ def test_quote_header_never_says_snapshot_for_imported_prices(run_cli, tmp_path)
     rows = [price_row(observed_at="2026-10-01"), price_row(instance_type="B", observed_at="2026-11-01")]
     assert run_cli("import", str(write_csv(tmp_path / "p.csv", rows))).exit_code == 0
     out = run_cli("quote", "--gpu", "A100", "--hours", "10").stdout
-    assert out.splitlines()[1] == "Prices observed 2026-10-01 to 2026-11-01."
+    assert out.splitlines()[1].endswith("observed 2026-10-01 to 2026-11-01.")
     assert "snapshot" not in out
 
 
@@ -247,9 +244,7 @@ def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refre
     args = ("quote", "--gpu", "RTX4090", "--hours", "100")
     eight = as_json(refreshed, *args, "--gpus", "8")
     assert eight["recommendation"] is None
-    assert eight["no_recommendation"].startswith(
-        "every option is sold out, short of idle GPUs or not orderable"
-    )
+    assert "short of idle GPUs" in eight["no_recommendation"]
     west = next(o for o in eight["options"] if o["region"] == "west-B")
     assert (west["stock_state"], west["unavailable"]) == ("short", True)
     stock = west["availability"]
@@ -264,7 +259,7 @@ def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refre
     )
     assert {o["stock_state"] for o in eight["options"]} == {"short"}
     table = refreshed(*args, "--gpus", "8").stdout
-    assert "idle 40/480, ≤2 on one machine (<8 needed)" in table
+    assert "idle 40/480, ≤2 on one machine" in table and "(<8 needed)" in table
     assert next(x for x in table.splitlines() if x.startswith("Recommendation:")).startswith(
         "Recommendation: none"
     )

@@ -149,7 +149,7 @@ def test_table_shows_the_trend_and_says_which_basis(run_cli, tmp_path):
     assert run_cli("import", str(path)).exit_code == 0
     result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", "min")
     assert result.exit_code == 0, result.output
-    assert "Costed on each option's 30-day min price" in result.output
+    assert "30-day min price" in result.output  # the basis asked for
     header = next(line for line in result.output.splitlines() if line.lstrip().startswith("#"))
     assert "30d min-med-max" in header and "trend" in header
     rising = next(line for line in result.output.splitlines() if "RISING" in line)
@@ -162,7 +162,7 @@ def test_without_history_the_table_says_so_once(run_cli, tmp_path):
     assert run_cli("import", str(write_csv(tmp_path / "p.csv", STEADY))).exit_code == 0
     result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", "median")
     assert result.exit_code == 0, result.output
-    assert "No option has 2 or more prices in its last 30 days" in result.output
+    assert "No option has 2 or more prices" in result.output and "30 days" in result.output
     assert "trend" not in result.output and "(latest)" not in result.output
 
 
@@ -210,7 +210,7 @@ def test_the_default_basis_comes_from_config(run_cli, tmp_path):
 def test_an_unknown_basis_is_one_line_and_exit_2(run_cli, basis):
     result = run_cli("quote", "--gpu", "A100", "--hours", "100", "--price-basis", basis)
     assert result.exit_code == 2
-    assert f"{basis!r} is not one of 'latest', 'median', 'min'" in result.output
+    assert f"{basis!r} is not one of" in result.output and "'latest', 'median', 'min'" in result.output
     assert "Traceback" not in result.output
 
 
@@ -268,7 +268,7 @@ def test_a_price_that_rounds_to_zero_is_refused_on_import(run_cli, tmp_path):
     path = write_csv(tmp_path / "p.csv", [price_row(price="0.0000001")])
     result = run_cli("import", str(path))
     assert result.exit_code == 2
-    assert "rounds to zero at the six decimal places stored" in result.output
+    assert "rounds to zero" in result.output and "six decimal places" in result.output
 
 
 def test_a_bad_basis_in_the_config_names_the_setting(run_cli, tmp_path):
@@ -276,4 +276,4 @@ def test_a_bad_basis_in_the_config_names_the_setting(run_cli, tmp_path):
     config.write_text('[quote]\nprice_basis = "mean"\n', encoding="utf-8")
     result = run_cli("--config", str(config), "quote", "--gpu", "A100", "--hours", "10")
     assert result.exit_code == 2
-    assert "[quote] price_basis in the config: unknown price basis 'mean'" in result.output
+    assert "[quote] price_basis" in result.output and "unknown price basis 'mean'" in result.output

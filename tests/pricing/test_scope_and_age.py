@@ -13,6 +13,7 @@ import pytest
 from planner.pricing.freshness import OLD_DAYS, STALE_DAYS, age_cell, prices_line, stale_warning
 from planner.regions import region_scope
 from tests.conftest import price_row, write_csv
+from tests.helpers.cli import line_of
 
 TODAY = dt.datetime.now(dt.UTC).date()
 
@@ -57,12 +58,12 @@ HK_CHEAPER = [
 def test_t4_quote_recommends_the_mainland_and_mentions_hong_kong(run_cli):
     result = run_cli("quote", "--gpu", "T4", "--hours", "100")
     assert result.exit_code == 0, result.output
-    assert "Database empty: loaded the bundled snapshot" in result.stderr
+    assert "loaded the bundled snapshot" in result.stderr
     best = recommendation(result.stdout)
     assert "cn-hongkong" not in best
     outside = [line for line in result.stdout.splitlines() if line.startswith("A cheaper option outside")]
     assert len(outside) == 1
-    assert outside[0].startswith("A cheaper option outside the mainland: aliyun cn-hongkong ")
+    assert "mainland" in outside[0] and "aliyun cn-hongkong" in outside[0]
     assert "CNY 789.00 in total" in outside[0] and outside[0].endswith("use --scope all).")
     doc = json.loads(run_cli("quote", "--gpu", "T4", "--hours", "100", "--format", "json").stdout)
     assert doc["query"]["scope"] == "mainland"
@@ -104,10 +105,8 @@ def test_quote_leaves_hong_kong_out_and_names_it_in_one_line(run_cli, tmp_path):
     assert "(cn-hangzhou)" in recommendation(result.stdout)
     table_rows = [line for line in result.stdout.splitlines() if line.lstrip()[:2] in ("1 ", "2 ")]
     assert len(table_rows) == 1 and "cn-hongkong" not in table_rows[0]
-    assert (
-        "A cheaper option outside the mainland: aliyun cn-hongkong ecs.gn6i-c4g1.xlarge on on_demand, "
-        in (result.stdout)
-    )
+    outside = line_of(result.stdout, "A cheaper option outside")
+    assert all(f in outside for f in ("aliyun cn-hongkong", "ecs.gn6i-c4g1.xlarge", "on_demand")), outside
 
 
 def test_no_outside_line_when_the_mainland_is_cheaper(run_cli, tmp_path):
@@ -124,7 +123,7 @@ def test_only_hong_kong_prices_still_name_the_option_outside(run_cli, tmp_path):
     result = run_cli("quote", "--gpu", "T4", "--hours", "100")
     assert result.exit_code == 0, result.output
     assert "No prices match" in result.stdout
-    assert "A cheaper option outside the mainland: aliyun cn-hongkong" in result.stdout
+    assert "aliyun cn-hongkong" in line_of(result.stdout, "A cheaper option outside")
 
 
 def test_a_region_named_by_the_user_is_quoted_whatever_the_scope(run_cli, tmp_path):
@@ -180,9 +179,8 @@ def test_gpus_value_ranks_the_mainland_and_names_a_model_cheaper_outside(run_cli
     result = run_cli("gpus", "--value", "--gpu", "T4")
     assert result.exit_code == 0, result.output
     assert "11.63" in result.stdout
-    assert "Cheaper outside the mainland: T4-16GB aliyun cn-hongkong CNY 7.89/GPU-h (use --scope all)." in (
-        result.stdout
-    )
+    outside = line_of(result.stdout, "Cheaper outside the mainland:")
+    assert "T4-16GB aliyun cn-hongkong" in outside and "CNY 7.89/GPU-h" in outside
     doc = json.loads(run_cli("gpus", "--value", "--format", "json").stdout)
     assert doc["scope"] == "mainland"
     assert [(o["gpu_model"], o["region"]) for o in doc["cheaper_outside_scope"]] == [
@@ -195,7 +193,7 @@ def test_gpus_value_ranks_the_mainland_and_names_a_model_cheaper_outside(run_cli
 
 def test_scope_without_value_is_refused(run_cli):
     result = run_cli("gpus", "--scope", "all")
-    assert result.exit_code == 2 and "--scope applies only to the --value ranking" in result.stderr
+    assert result.exit_code == 2 and "only to the --value ranking" in result.stderr
 
 
 # --- age everywhere ---
@@ -219,14 +217,10 @@ def test_quote_marks_prices_over_90_days_and_warns_on_a_year_old_recommendation(
     assert "5 d" in rows["FRESH"] and "(old)" not in rows["FRESH"]
     assert f"{OLD_DAYS + 30} d (old)" in rows["OLD"]
     assert f"{STALE_DAYS + 35} d (old)" in rows["STALE"]
-    assert any(
-        line.startswith("age: days since the price was observed; (old): more than 90 days") for line in lines
-    )
+    assert f"(old): more than {OLD_DAYS} days" in line_of(result.stdout, "age:")  # the legend
     best = recommendation(result.stdout)
-    assert (
-        "STALE" in best
-        and f"Warning: its price is {STALE_DAYS + 35} days old (observed {days_ago(400)})" in best
-    )
+    warning = best.split("Warning:", 1)[1]
+    assert "STALE" in best and f"{STALE_DAYS + 35} days old" in warning and days_ago(400) in warning
     doc = json.loads(run_cli("quote", "--gpu", "A100", "--hours", "10", "--format", "json").stdout)
     assert [o["age_days"] for o in doc["options"]] == [STALE_DAYS + 35, OLD_DAYS + 30, 5]
 
@@ -243,7 +237,7 @@ def test_plan_marks_old_prices_and_warns_on_its_cheapest_line(run_cli, tmp_path)
     result = run_cli("plan", "--params", "1B", "--tokens", "100M", "--task", "lora", "--gpu", "A100")
     assert result.exit_code == 0, result.output
     cheapest = next(line for line in result.stdout.splitlines() if line.startswith("Cheapest:"))
-    assert "STALE" in cheapest and f"Warning: its price is {STALE_DAYS + 35} days old" in cheapest
+    assert "STALE" in cheapest and f"{STALE_DAYS + 35} days old" in cheapest.split("Warning:", 1)[1]
     assert f"{STALE_DAYS + 35} d (old)" in result.stdout and "age: days since" in result.stdout
 
 
@@ -253,7 +247,8 @@ def test_gpus_value_marks_old_prices_and_warns_on_year_old_ones(run_cli, tmp_pat
     assert result.exit_code == 0, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("1 "))
     assert row.endswith(f"{STALE_DAYS + 35} d (old)")
-    assert f"Warning: rental prices over 365 days old: A100-40GB ({days_ago(400)})" in result.stdout
+    warning = line_of(result.stdout, "Warning:")
+    assert f"over {STALE_DAYS} days old" in warning and f"A100-40GB ({days_ago(400)})" in warning
 
 
 # --- one header rule ---
@@ -285,7 +280,7 @@ def test_snapshot_header_is_the_same_rule_for_every_command(run_cli, command):
     }[command]
     result = run_cli(*args)
     header = next(line for line in result.stdout.splitlines() if line.startswith("Prices observed "))
-    assert header.endswith("all from the bundled snapshot: run `planner refresh` for today's prices.")
+    assert "all from the bundled snapshot" in header and "planner refresh" in header
 
 
 def offer(days: int, snapshot: bool = False) -> SimpleNamespace:
@@ -297,10 +292,8 @@ def test_prices_line_counts_the_snapshot_options_only():
     assert prices_line([]) == ""
     assert prices_line([offer(3)]) == f"Prices observed {days_ago(3)}."
     mixed = prices_line([offer(3), offer(100, snapshot=True), offer(200)])
-    assert mixed == (
-        f"Prices observed {days_ago(200)} to {days_ago(3)}; 1 of 3 from the bundled snapshot: run "
-        "`planner refresh` for today's prices."
-    )
+    assert mixed.startswith(f"Prices observed {days_ago(200)} to {days_ago(3)}; 1 of 3 ")  # range, count
+    assert "bundled snapshot" in mixed and "planner refresh" in mixed
 
 
 def test_age_marks_start_after_90_and_365_days():
@@ -322,11 +315,11 @@ def test_a_model_priced_only_in_hong_kong_says_so_in_plan_and_gpus_value(run_cli
         "plan", "--params", "1B", "--tokens", "100M", "--task", "lora", "--gpu", "T4", "--gpu", "A100"
     )
     assert plan.exit_code == 0, plan.output
-    assert "Priced only outside the mainland: T4-16GB (--scope all plans them)." in plan.stdout
+    assert "T4-16GB" in line_of(plan.stdout, "Priced only outside the mainland:")
     doc = json.loads(
         run_cli("plan", "--params", "1B", "--tokens", "100M", "--task", "lora", "--format", "json").stdout
     )
     assert "T4-16GB" in doc["priced_outside_scope_only"] and "T4-16GB" not in doc["unpriced"]
     value = json.loads(run_cli("gpus", "--value", "--format", "json").stdout)
     t4 = next(n for n in value["not_ranked"] if n["gpu_model"] == "T4-16GB")
-    assert t4["reason"] == "no on_demand price in the mainland; --scope all ranks it"
+    assert all(f in t4["reason"] for f in ("no on_demand price", "mainland", "--scope all")), t4["reason"]

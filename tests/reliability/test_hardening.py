@@ -165,7 +165,8 @@ def test_numbers_output_to_a_full_disk_is_one_line(tmp_path):
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == ["Error: cannot write the output: No space left on device"], done.stderr
+    (error,) = errors
+    assert "cannot write the output" in error and "No space left on device" in error, done.stderr
 
 
 def test_numbers_save_raw_and_the_schedule_log_on_a_full_disk_are_one_line(engine, tmp_path, capsys):
@@ -218,7 +219,8 @@ def test_text_invisible_characters_are_stripped_on_the_way_in(run_cli, engine, t
 @pytest.mark.parametrize("name", ["cn-bei\x9b31mjing", "ap-\x1b[2Jbeijing", "a\x00b"])
 def test_text_control_characters_in_a_name_are_refused_with_their_line(run_cli, tmp_path, name):
     result = run_cli("import", str(write_rows(tmp_path / "c.csv", [price_row(region=name)])))
-    assert_one_line_error(result, 2, "c.csv: line 2: region contains a control character")
+    assert_one_line_error(result, 2, "c.csv: line 2: region")
+    assert "control character" in result.stderr
 
 
 def test_text_control_and_invisible_characters_never_reach_the_terminal():
@@ -451,7 +453,7 @@ def test_data_reads_answer_on_a_full_disk_and_say_why(tmp_path):
         result = CliRunner().invoke(cli, ["--db", url, "prices", "--format", "json"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)
-        assert "is full; the database is opened read-only" in result.stderr
+        assert "is full" in result.stderr and "opened read-only" in result.stderr
 
 
 # --- Corrections (issue 16) -----------------------------------------------------------------------------
@@ -467,10 +469,9 @@ def test_corrections_a_conflicting_import_names_each_conflict_with_its_line(run_
     fixed = [price_row(), price_row(region="ap-shanghai", price="27.5"), price_row(observed_at="2026-11-02")]
     result = run_cli("import", str(write_csv(tmp_path / "b.csv", fixed)))
     assert_one_line_error(result, 2, "b.csv: 1 price(s) differ")
-    assert (
-        "line 3: tencent/ap-shanghai/GT4.4XLARGE96 on_demand 2026-11-01 is stored at 28.64, this file says 27.5"
-        in result.stderr
-    )
+    conflict = next(line for line in result.stderr.splitlines() if "line 3: " in line)
+    assert "tencent/ap-shanghai/GT4.4XLARGE96" in conflict and "on_demand 2026-11-01" in conflict
+    assert "28.64" in conflict and "27.5" in conflict  # stored, and in the file
     assert "--replace" in result.stderr and "already present" not in result.stderr
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(prices)).scalar_one() == 2  # nothing of b.csv
@@ -484,6 +485,7 @@ def test_corrections_import_replace_stores_the_correction_and_notes_the_old_pric
     with engine.connect() as conn:
         assert conn.execute(select(prices.c.price)).scalar_one() == Decimal("27.5")
         notes = conn.execute(select(scrape_runs.c.notes).order_by(scrape_runs.c.id.desc())).scalars().first()
-    assert "line 2: tencent/ap-beijing/GT4.4XLARGE96 on_demand 2026-11-01 was 28.64 -> 27.5" in notes
+    assert "line 2: " in notes and "tencent/ap-beijing/GT4.4XLARGE96" in notes
+    assert "2026-11-01 was 28.64 -> 27.5" in notes
     again = run_cli("import", str(write_csv(tmp_path / "c.csv", [price_row(price="27.5")])))
     assert again.exit_code == 0 and "1 already present" in again.stdout

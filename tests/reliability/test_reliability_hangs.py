@@ -57,7 +57,7 @@ def test_gzip_bomb_is_refused_at_the_cap_not_decoded_whole(gzip_bomb):
         started = time.monotonic()
         with pytest.raises(ScrapeError) as caught:
             client.get("https://cvm.tencentcloudapi.com/prices")
-    assert "answered more than 8 MB (decoded): refused" in str(caught.value)
+    assert "more than 8 MB (decoded)" in str(caught.value) and "refused" in str(caught.value)  # the cap
     assert time.monotonic() - started < 10  # stopped at the cap, not after decoding 256 MB
 
 
@@ -158,7 +158,7 @@ def test_silent_smtp_server_after_data_gets_the_message_once(smtp_script):
     with pytest.raises(MailError) as caught:
         send(_message(), settings, attempts=3, sleep=lambda s: None)
     assert smtp_script.messages == 1
-    assert caught.value.permanent and "took the whole message but did not confirm it" in caught.value.message
+    assert caught.value.permanent and "did not confirm" in caught.value.message
     assert "may have been delivered" in caught.value.hint
 
 

@@ -8,6 +8,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from reports.mail import MailError, SmtpSettings, compose, send
 from tests.conftest import price_row, write_csv
+from tests.helpers.cli import line_of
 from tests.helpers.smtp import Recorder, email_config, free_port, parse, server_context, smtp_server
 
 PASSWORD = "s3cret-pa55word"
@@ -38,7 +39,8 @@ def test_report_email_delivers_one_message_with_the_csv_files_attached(run_cli, 
         config = email_config(tmp_path, port, recipients=["ml-team@example.com", "ops@example.com"])
         result = run_cli("--config", str(config), "report", "--out", str(out), "--email")
     assert result.exit_code == 0, result.output
-    assert "Sent to ml-team@example.com, ops@example.com." in result.stdout
+    sent = line_of(result.stdout, "Sent to")
+    assert "ml-team@example.com, ops@example.com" in sent  # every recipient
     assert len(handler.messages) == 1
     sender, rcpts, raw = handler.messages[0]
     assert sender == "planner@localhost" and rcpts == ["ml-team@example.com", "ops@example.com"]
@@ -152,9 +154,8 @@ def test_smtp_down_exits_non_zero_and_keeps_the_report_on_disk(run_cli, tmp_path
     assert result.exit_code == 1
     assert pauses == [5.0, 10.0]
     assert len(list(out.glob("*.csv"))) == 5
-    assert (
-        f"cannot reach the SMTP server 127.0.0.1:{port}" in result.stderr and "tried 3 times" in result.stderr
-    )
+    assert "cannot reach the SMTP server" in result.stderr and f"127.0.0.1:{port}" in result.stderr
+    assert "tried 3 times" in result.stderr
     assert "check that the server is up" in result.stderr and str(out) in result.stderr
     assert "Traceback" not in result.output
 
@@ -216,6 +217,7 @@ def test_a_refused_recipient_is_named_and_the_exit_code_says_so(run_cli, tmp_pat
         )  # fmt: skip
     assert result.exit_code == 1
     assert [m[1] for m in handler.messages] == [["ok@example.com"]]
-    assert "refused some recipients: nobody@example.com (550)" in result.stderr
+    refused = next(line for line in result.stderr.splitlines() if "refused some recipients" in line)
+    assert "nobody@example.com (550)" in refused  # who, and the server's code
     assert "the report went to ok@example.com" in result.stderr
     assert "Sent to ok@example.com." in result.stdout and "nobody" not in result.stdout

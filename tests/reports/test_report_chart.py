@@ -14,7 +14,7 @@ import pytest
 from reports.build import build_report
 from reports.chart import select_trend, write_chart
 from tests.conftest import price_row, write_csv
-from tests.helpers.cli import loaded
+from tests.helpers.cli import line_of, loaded
 from tests.helpers.png import png_size
 from tests.helpers.schedule import fake_refresh, schedule_config
 from tests.helpers.smtp import Recorder, email_config, parse, smtp_server
@@ -158,7 +158,7 @@ def test_report_draws_the_png_beside_the_csv_files_and_lists_it(run_cli, tmp_pat
     assert not list(out.glob(".*"))  # no temporary file left
     line = next(line for line in result.stdout.splitlines() if png.name in line)
     assert line.split()[1] == "7"  # the points drawn: 4 + 2 + 1
-    assert "cheapest on-demand CNY per GPU-hour of 3 GPU model(s)" in line
+    assert "of 3 GPU model(s)" in line
     assert result.stderr == f"Created the folder {out} for the report.\n"  # nothing else
 
     doc = json.loads(run_cli("report", "--out", str(out), "--format", "json").stdout)
@@ -191,7 +191,7 @@ def test_the_email_shows_the_chart_inline_and_still_attaches_the_csv_files(run_c
     assert cid.startswith("<") and cid.endswith(">")
     html = html_part.get_content()
     assert f'<img src="cid:{cid[1:-1]}"' in html
-    assert 'alt="Line chart: the cheapest on-demand CNY per GPU-hour per day from' in html
+    assert 'alt="Line chart: ' in html  # a text alternative for the image
     assert "H800-80GB 50.00 to 45.00" in html
     (png,) = out.glob("*.png")
     assert image.get_payload(decode=True) == png.read_bytes()
@@ -202,8 +202,9 @@ def test_the_email_shows_the_chart_inline_and_still_attaches_the_csv_files(run_c
     assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.glob("*.csv"))
 
     text = message.get_body(("plain",)).get_content()
-    assert f"the chart is in the HTML version and in {png.name}" in text
-    assert "H800-80GB  50.00 -> 45.00 CNY/GPU-h  -10.0%" in text
+    assert "HTML version" in text and png.name in text
+    h800 = next(line for line in text.splitlines() if "H800-80GB" in line and "->" in line)
+    assert h800.split() == ["H800-80GB", "50.00", "->", "45.00", "CNY/GPU-h", "-10.0%"]
 
 
 @pytest.mark.parametrize("how", ["config", "flag"])
@@ -245,8 +246,8 @@ def test_no_price_at_all_means_no_chart_and_no_word_about_it(run_cli, engine, tm
 def test_prices_but_none_on_demand_give_a_note_instead_of_a_chart(run_cli, tmp_path):
     load(run_cli, tmp_path, [on(0, "12948", billing="monthly"), on(1, "5", billing="spot")])
     result, message, out = mailed(run_cli, tmp_path)
-    note = f"No price chart: none of these GPU models has an on-demand price from {ago(29)} to {DAY}."
-    assert note in result.stdout and result.stderr == ""
+    note = line_of(result.stdout, "No price chart:")  # the state, and the window it looked in
+    assert "on-demand" in note and f"from {ago(29)} to {DAY}" in note and result.stderr == ""
     assert not list(out.glob("*.png"))
     assert note in message.get_body(("plain",)).get_content()
     assert message.get_body(("related",)) is None
@@ -272,18 +273,14 @@ def test_a_drawing_failure_costs_neither_the_files_nor_the_email(run_cli, tmp_pa
     load(run_cli, tmp_path, ROWS)
     monkeypatch.setattr("reports.chart.draw_trend", broken)
     result, message, out = mailed(run_cli, tmp_path, "--format", "json")
-    assert result.stderr.splitlines() == [
-        "Warning: the price chart was not drawn: RuntimeError: no canvas today; the CSV files are complete."
-    ]
+    (warning,) = result.stderr.splitlines()  # one line: the error's first line only
+    assert warning.startswith("Warning:") and "RuntimeError: no canvas today" in warning
+    assert "second line" not in warning and "CSV files are complete" in warning
     doc = json.loads(result.stdout)
-    assert (
-        len(doc["files"]) == 5 and "could not be drawn (RuntimeError: no canvas today)" in doc["chart_note"]
-    )
+    assert len(doc["files"]) == 5 and "RuntimeError: no canvas today" in doc["chart_note"]
     assert len(list(out.glob("*.csv"))) == 5 and not list(out.glob("*.png"))
     assert len(list(message.iter_attachments())) == 5 and message.get_body(("related",)) is None
-    assert "The price chart could not be drawn (RuntimeError: no canvas today)" in (
-        message.get_body(("plain",)).get_content()
-    )
+    assert "RuntimeError: no canvas today" in message.get_body(("plain",)).get_content()
 
 
 def test_without_matplotlib_the_report_is_written_with_a_warning(run_cli, tmp_path, monkeypatch):
@@ -293,10 +290,9 @@ def test_without_matplotlib_the_report_is_written_with_a_warning(run_cli, tmp_pa
     out.mkdir()  # an existing folder: standard error holds only what the test is about
     result = run_cli("report", "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert result.stderr.strip() == (
-        "Warning: the price chart was not drawn: matplotlib is not installed (pip install matplotlib); "
-        "the CSV files are complete."
-    )
+    (warning,) = result.stderr.splitlines()
+    assert warning.startswith("Warning:") and "matplotlib is not installed" in warning
+    assert "pip install matplotlib" in warning
     assert len(list(out.glob("*.csv"))) == 5 and not list(out.glob("*.png"))
     assert "cheapest_trend" not in result.stdout
 
@@ -334,7 +330,8 @@ def test_the_nightly_job_draws_the_chart_and_a_failure_is_only_a_warning(run_cli
     result = run_cli("--config", str(config), "schedule", "--once")
     assert result.exit_code == 0, result.output  # the chart is an extra: the job still succeeds
     log = (tmp_path / "job.log").read_text()
-    assert "report: the price chart was not drawn: ZeroDivisionError: division by zero" in log
+    failed = next(line for line in log.splitlines() if "chart was not drawn" in line)
+    assert "report:" in failed and "ZeroDivisionError: division by zero" in failed
     assert len(list((tmp_path / "reports").glob("*.csv"))) == 5 and not png.exists()
 
 
@@ -343,9 +340,10 @@ def test_the_title_carries_the_real_dates_and_says_when_the_data_stopped(run_cli
 
     load(run_cli, tmp_path, ROWS)
     fresh = select_trend(build_report(engine, REPORT_DAY))  # a report the day after its newest price
-    assert title(fresh) == f"Cheapest on-demand price per GPU-hour, {ago(29)} to {DAY}"
+    assert title(fresh).endswith(f", {ago(29)} to {DAY}")  # the real first and last days
     old = select_trend(build_report(engine, DAY + dt.timedelta(days=40)))  # the snapshot, weeks later
     assert title(old) == title(fresh) and old.stale_days == 39 and fresh.stale_days == 0
-    assert _subtitle(old).splitlines()[-1] == "No newer price: the newest is 40 days older than this report"
+    stopped = _subtitle(old).splitlines()[-1]
+    assert stopped.startswith("No newer price:") and " 40 days older" in stopped
     assert "no newer price" not in _subtitle(fresh)
     assert old.first_day == ago(29) and old.last_day == DAY  # the window is where the data is

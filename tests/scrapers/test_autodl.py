@@ -175,7 +175,7 @@ def test_market_pages_until_a_short_page_paced_and_authorised_raw(clock):
     payg = [o for o in offers if o.billing == "on_demand"]
     assert {o.instance_type for o in payg} == {"RTX 4090", "RTX 4090 (median)"}
     assert payg[0].idle_gpus == 150 and payg[0].total_gpus == 1200 and payg[0].price == Decimal("2.51")
-    assert any("1 weekly machines without a weekly price" in i.message for i in issues)
+    assert any("1 weekly machines" in i.message and "without a weekly price" in i.message for i in issues)
 
 
 @responses.activate

@@ -52,10 +52,11 @@ def test_public_mode_every_provider_works(rsps, run_cli, env):
     result = run_cli("providers", "--check")
     assert result.exit_code == 0, result.output
     got = lines(result)
-    assert got["aliyun"].startswith("aliyun: works (public mode): the pricing page names price file 2.0.300")
-    assert "tencent: works (public mode): workbench queryCvmRegion answered with 3 regions" in got["tencent"]
-    assert got["volcengine"].startswith("volcengine: works (public mode): the pricing calculator answered")
-    assert "autodl: works (public mode): the public GPU list answered (14 models)" in got["autodl"]
+    # the state, and what each answer showed: the price file's version, the regions, the models
+    shown = {"aliyun": "price file 2.0.300", "tencent": "with 3 regions", "volcengine": "calculator",
+             "autodl": "(14 models)"}  # fmt: skip
+    for name, value in shown.items():
+        assert got[name].startswith(f"{name}: works (public mode): ") and value in got[name], got[name]
     assert "To do: optional: set AUTODL_TOKEN" in got["autodl"]
     assert len(rsps.calls) == 4  # one request each
 
@@ -81,15 +82,12 @@ def test_account_mode_refusals_say_what_to_do(rsps, run_cli, env):
     assert (
         got["tencent"]["status"] == "refused" and "AuthFailure.SecretIdNotFound" in got["tencent"]["detail"]
     )
-    assert "TENCENTCLOUD_SECRET_ID and TENCENTCLOUD_SECRET_KEY" in got["tencent"]["todo"]
+    assert "TENCENTCLOUD_SECRET_ID" in got["tencent"]["todo"]
+    assert "TENCENTCLOUD_SECRET_KEY" in got["tencent"]["todo"]
     assert got["aliyun"]["status"] == "refused" and "InvalidAccessKeyId" in got["aliyun"]["detail"]
-    assert got["volcengine"] == {
-        "provider": "volcengine",
-        "mode": "account",
-        "status": "works",
-        "detail": "DescribeInstanceTypes answered (2 type on the first page)",
-        "todo": "",
-    }
+    volcengine = got["volcengine"]
+    assert (volcengine["mode"], volcengine["status"], volcengine["todo"]) == ("account", "works", "")
+    assert "DescribeInstanceTypes" in volcengine["detail"] and "(2 type" in volcengine["detail"]
     assert got["autodl"]["status"] == "refused" and "AUTODL_TOKEN" in got["autodl"]["todo"]
     signed = [c.request for c in rsps.calls if c.request.url.startswith(tencent.API_URL)]
     assert signed and signed[0].headers["X-TC-Action"] == "DescribeRegions"
@@ -121,7 +119,7 @@ def test_network_failure_names_the_mirror_and_the_cause(run_cli, env, tmp_path):
         assert f"{name}: failed (public mode): {name}: " in got[name]
         assert f"{mirror}/" in got[name] and "failed after 1 attempts: refused" in got[name]
         assert f"To do: check [providers.{name}] base_url" in got[name]
-    assert got["autodl"] == "autodl: skipped (public mode): disabled in the config"
+    assert got["autodl"].startswith("autodl: skipped (public mode): ") and "disabled" in got["autodl"]
 
 
 def test_check_is_listed_in_help(run_cli):

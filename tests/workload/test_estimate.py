@@ -298,11 +298,11 @@ def test_explicit_shape_and_formulas():
     assert estimate(6.7e9, "inference", shape=llama2_7b, kv_heads=8).shape.kv_heads == 8
     assert "flops" not in e.to_dict()["formulas"]  # no tokens, no FLOPs to explain
     with_tokens = estimate(6.7e9, "inference", tokens=1000, shape=llama2_7b).to_dict()
-    assert with_tokens["formulas"]["flops"] == (
-        "(2·N_active + 4·layers·seq·attention width)·D = (2 × 6.7e+09 + 1.07e+09) × 1e+03 = 1.45e+13"
-    )
-    qlora = estimate(7e9, "qlora", tokens=1e9).to_dict()["formulas"]["flops"]
-    assert qlora.startswith("(6·N_active + 12·layers·seq·attention width)·D = (6 × 7e+09 + ")
+    flops = with_tokens["formulas"]["flops"]  # inference: 2·N, attention 4·layers·seq·width, its values
+    terms = ("(2·N_active + 4·layers·seq·", "(2 × 6.7e+09 + 1.07e+09) × 1e+03", "= 1.45e+13")
+    assert all(t in flops for t in terms), flops
+    qlora = estimate(7e9, "qlora", tokens=1e9).to_dict()["formulas"]["flops"]  # training: 6·N, 12·...
+    assert qlora.startswith("(6·N_active + 12·layers·seq·") and "(6 × 7e+09 + " in qlora, qlora
 
 
 # --- Checkpointing, bounds and the explanation ---
@@ -358,7 +358,5 @@ def test_explain_traces_every_number():
     assert lines["wall_hours"].endswith(f"/ 4 = {e.wall_hours:,.1f}")
     assert lines["memory_gb"] == f"sum of the above = {e.memory_gb:.1f} GB"
     assert e.mfu_source == "given"
-    assert (
-        estimate(7e9, "full", tokens=1e9, gpu=A100).mfu_source
-        == "default for full on ampere data-centre GPUs at 7.0B active parameters"
-    )
+    source = estimate(7e9, "full", tokens=1e9, gpu=A100).mfu_source  # the default's task, arch and size
+    assert source.startswith("default") and all(f in source for f in (" full ", " ampere ", " 7.0B ")), source
