@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner import catalog
-from planner.answers.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
+from planner.answers.rental import rental_dict, rentals
 from planner.errors import QuantityError, UsageError
 from planner.pricing.cost import (
     MAX_GPUS,
@@ -29,6 +29,7 @@ from planner.pricing.cost import (
 from planner.pricing.offer import NOTHING_RENTABLE
 from planner.pricing.query import models as models_of
 from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
+from planner.pricing.recent import HISTORY_DAYS, recent_prices
 from planner.wording import Phrase
 from planner.workload.estimate import Estimate, NoFp8Error, estimate
 from planner.workload.inference import (

@@ -44,8 +44,6 @@ from planner.pricing.cost import (
 from planner.pricing.offer import NOTHING_RENTABLE
 from planner.pricing.rank import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
 from planner.pricing.recent import HISTORY_DAYS, LATEST, recent_prices
-from planner.pricing.tiers import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
-from planner.pricing.tiers import tiers_of as tiers_of
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
