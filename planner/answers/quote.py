@@ -7,8 +7,8 @@ tests/answers/test_quote.py and tests/pricing/):
   periods covering D days; ``spot`` only when asked for, and flagged as interruptible;
 - options that cannot be rented now (sold out, short of idle GPUs, idle but not orderable, at the
   provider's last refresh) are listed after the rentable ones and never recommended;
-- cheapest first on unrounded totals; totals within 0.5% (or 1 CNY) go to fewer machines, then the
-  wider NVLink;
+- cheapest first on unrounded totals; ``planner.pricing.words.TIE_RULE`` (the tolerance is
+  ``planner.pricing.rank.TIE_SHARE`` or ``TIE_CNY``);
 - a marketplace's price (AutoDL) is its cheapest listing for that GPU and region, one GPU per
   "instance"; its median listing rides along as ``median_unit_price``, never as an option of its own;
 - the price basis (``latest`` by default) may be the 30-day ``median`` or ``min`` of each option's own

@@ -138,7 +138,7 @@ class Offer:
 
     def gpus_on_one_machine(self, instances: int) -> int:
         """How many of ``instances`` per-GPU listings must be idle on one machine: spread evenly over
-        ``machines``, the largest share (all of them up to 8; 8 of 16; 6 of 12). 0 for a cloud instance,
+        ``machines``, the largest share (all of them up to ``MARKET_MACHINE_GPUS``; with 8 a machine: 8 of 16, 6 of 12). 0 for a cloud instance,
         whose stock counts instances that are each a machine."""
         if not self.per_gpu_listing or instances <= 0:
             return 0

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from planner.output import money, short, table
 from planner.pricing.cost import Availability, JobCost, shown_total
 from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.words import MARKET_PRICE_NOTE, MARKET_STOCK_NOTE, TIE_SENTENCE, TIERS_NOTE
 from planner.views.notes import outside_lines, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -213,7 +214,7 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
     tiered = [(i, o) for i, o in enumerate(options, 1) if o.tiers_used]
     if tiered:
         notes.append(
-            "† hourly tiers applied (Tencent: the price steps down after 96 and 360 hours): "
+            f"† {TIERS_NOTE}: "
             + "; ".join(f"#{i} {', '.join(str(t) for t in o.tiers_used)}" for i, o in tiered)
             + "."
         )
@@ -225,16 +226,10 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
         )
     if any(o.median_unit_price is not None for o in offers):
         notes.append(
-            "A marketplace price (AutoDL) is the cheapest listing for one GPU; "
-            "`--format json` gives the median listing too (median_unit_price)."
+            f"{MARKET_PRICE_NOTE}; `--format json` gives the median listing too (median_unit_price)."
         )
     if any(o.stock for o in offers):
-        notes.append(
-            "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
-            "machines of up to 8 GPUs ('≤3 on one machine': the most idle on any one of them), and a "
-            "multi-GPU job needs its GPUs idle on one machine. Options that cannot be rented now are "
-            "listed last and never recommended."
-        )
+        notes.append(MARKET_STOCK_NOTE)
     if any(o.idle_gpus for o in options):
         notes.append(
             "'gpus x n' is GPUs per instance x instances; whole instances are paid for, idle GPUs included."
@@ -242,6 +237,6 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
     if any(o.gpus > 1 for o in options):
         notes.append(
             "'link': how the GPUs talk ('+ network' and 'network only': between instances, over the "
-            "provider's network). Totals within 0.5% (or 1 CNY) go to fewer machines, then the wider NVLink."
+            f"provider's network). {TIE_SENTENCE}"
         )
     return notes
