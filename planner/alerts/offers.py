@@ -28,6 +28,7 @@ from db.schema import availability
 from planner.alerts.rules import Rule
 from planner.pricing.cost import Availability, Offer, OfferQuery, Stock, latest_offers
 from planner.pricing.cost import availability as stock_state
+from planner.pricing.words import stock_brief
 
 SOLD_OUT = Availability.SOLD_OUT.value
 
@@ -68,27 +69,9 @@ class AlertOffer:
     def stock(self) -> Stock | None:
         return self.offer.stock
 
-    def per_machine_text(self) -> str:
-        """``, at most 2 on one machine`` where a marketplace states it (its idle GPUs are summed over
-        machines), else empty."""
-        stock = self.offer.stock
-        if stock is None:
-            return ""
-        most = stock.max_orderable_gpus_per_machine
-        if most is None:
-            most = stock.max_idle_gpus_per_machine
-        return "" if most is None else f", at most {most} on one machine"
-
     def stock_text(self) -> str:
-        """``12/80 idle``, ``12/80 idle, at most 3 on one machine``, ``sold out``, ``available`` or ``-``."""
-        stock = self.offer.stock
-        if stock is None:
-            return "-"
-        if stock.idle_gpus is not None and stock.total_gpus:
-            return f"{stock.idle_gpus}/{stock.total_gpus} idle{self.per_machine_text()}"
-        if self.offer.availability is Availability.SOLD_OUT:
-            return "sold out"
-        return stock.stock_status or "-"
+        """The offer's stock in an alert message (``planner.pricing.words.stock_brief``)."""
+        return stock_brief(self.offer.stock, self.offer.availability)
 
     def to_dict(self) -> dict[str, Any]:
         o, stock = self.offer, self.offer.stock

@@ -19,6 +19,7 @@ from planner.commands.options import (
 )
 from planner.pricing.cost import JobCost
 from planner.pricing.freshness import OLD_DAYS
+from planner.pricing.offer import STOCK_COLUMNS, stock_columns
 from planner.pricing.recent import HISTORY_DAYS
 from planner.pricing.words import TIE_RULE
 from planner.views.quote import render_quote
@@ -53,13 +54,7 @@ CSV_COLUMNS = (
     "subscription_breakeven_hours_per_month",
     "median_unit_price",
     "stock_state",
-    "stock_status",
-    "stock_idle_gpus",
-    "stock_total_gpus",
-    "stock_orderable_gpus",
-    "stock_max_idle_gpus_per_machine",
-    "stock_max_orderable_gpus_per_machine",
-    "stock_observed_at",
+    *STOCK_COLUMNS,
     "unavailable",
     "history_days",
     "history_observations",
@@ -163,14 +158,7 @@ def quote(
 def _csv_row(option: JobCost) -> dict[str, object]:
     row = option_dict(option)
     row["tiers"] = "; ".join(str(t) for t in option.tiers_used) or None
-    stock = option.offer.stock
-    row["stock_status"] = stock.stock_status if stock else None
-    row["stock_idle_gpus"] = stock.idle_gpus if stock else None
-    row["stock_total_gpus"] = stock.total_gpus if stock else None
-    row["stock_orderable_gpus"] = stock.orderable_gpus if stock else None
-    row["stock_max_idle_gpus_per_machine"] = stock.max_idle_gpus_per_machine if stock else None
-    row["stock_max_orderable_gpus_per_machine"] = stock.max_orderable_gpus_per_machine if stock else None
-    row["stock_observed_at"] = stock.observed_at if stock else None
+    row.update(stock_columns(option.offer.stock))
     recent = option.history
     row["history_days"] = recent.days if recent else None
     row["history_observations"] = recent.observations if recent else None
