@@ -136,6 +136,11 @@ class ValueRow:
         return out
 
 
+def value_columns(buy: bool = False) -> tuple[str, ...]:
+    """The CSV columns of the ranking: a row's record keys, in its order (with ``buy``, the purchase's)."""
+    return tuple(ValueRow("", False, None, 0.0, None, None, None).to_dict(buy))
+
+
 @dataclass(frozen=True)
 class ValueRanking:
     sort: str

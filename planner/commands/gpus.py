@@ -113,7 +113,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
             _catalog_listing(catalog.all_models(), fmt)
         return
     # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
-    from planner.answers.value import check_options, value_ranking
+    from planner.answers.value import check_options, value_columns, value_ranking
     from planner.pricing.query import OfferQuery
     from planner.pricing.query import models as models_of
 
@@ -127,7 +127,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
         result = value_ranking(
             conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
         )
-    columns = VALUE_COLUMNS + (BUY_COLUMNS if buy else ())
+    columns = value_columns(buy)
     emit(result, fmt, table=render_value, csv=lambda v: ([r.to_dict(buy) for r in v.ranked], columns))
 
 
@@ -141,38 +141,3 @@ def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
         record["aliases"] = list(m.aliases)
         records.append(record)
     emit(records, fmt, table=lambda _: render_catalog(models), csv=lambda r: (r, COLUMNS))
-
-
-VALUE_COLUMNS = (
-    "rank",
-    "gpu_model",
-    "china_variant",
-    "dense_tflops",
-    "memory_gb",
-    "cny_per_gpu_hour",
-    "tflops_per_cny_hour",
-    "memory_gb_per_cny_hour",
-    "provider",
-    "region",
-    "instance_type",
-    "gpus_per_instance",
-    "billing",
-    "unit_price",
-    "unit",
-    "currency",
-    "observed_at",
-    "age_days",
-    "from_snapshot",
-    "source",
-    "gpu_note",
-    "sold_out",
-    "stock_state",
-)
-BUY_COLUMNS = (
-    "purchase_price_cny",
-    "purchase_price_basis",
-    "purchase_price_date",
-    "purchase_price_source",
-    "tflops_per_10k_cny",
-    "memory_gb_per_10k_cny",
-)

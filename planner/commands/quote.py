@@ -20,7 +20,7 @@ from planner.commands.options import (
 from planner.pricing.cost import JobCost
 from planner.pricing.freshness import OLD_DAYS
 from planner.pricing.offer import STOCK_COLUMNS, stock_columns
-from planner.pricing.recent import HISTORY_DAYS
+from planner.pricing.recent import HISTORY_COLUMNS, HISTORY_DAYS, history_columns
 from planner.pricing.words import TIE_RULE
 from planner.views.quote import render_quote
 
@@ -56,13 +56,7 @@ CSV_COLUMNS = (
     "stock_state",
     *STOCK_COLUMNS,
     "unavailable",
-    "history_days",
-    "history_observations",
-    "history_min",
-    "history_median",
-    "history_max",
-    "history_first",
-    "history_last",
+    *HISTORY_COLUMNS,
     "trend",
 )
 
@@ -159,12 +153,5 @@ def _csv_row(option: JobCost) -> dict[str, object]:
     row = option_dict(option)
     row["tiers"] = "; ".join(str(t) for t in option.tiers_used) or None
     row.update(stock_columns(option.offer.stock))
-    recent = option.history
-    row["history_days"] = recent.days if recent else None
-    row["history_observations"] = recent.observations if recent else None
-    row["history_min"] = recent.min if recent else None
-    row["history_median"] = recent.median if recent else None
-    row["history_max"] = recent.max if recent else None
-    row["history_first"] = recent.first if recent else None
-    row["history_last"] = recent.last if recent else None
+    row.update(history_columns(option.history))
     return row

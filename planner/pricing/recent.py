@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,16 +49,17 @@ class Recent:
         return {LATEST: self.last, MEDIAN: self.median, MIN: self.min}[basis]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "days": self.days,
-            "observations": self.observations,
-            "min": self.min,
-            "median": self.median,
-            "max": self.max,
-            "first": self.first,
-            "last": self.last,
-            "trend": self.trend,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"trend": self.trend}
+
+
+# The window flattened into CSV columns: its fields, each prefixed with "history_" (the trend has a
+# column of its own).
+HISTORY_COLUMNS: tuple[str, ...] = tuple(f"history_{f.name}" for f in fields(Recent))
+
+
+def history_columns(recent: Recent | None) -> dict[str, Any]:
+    """``recent`` as ``HISTORY_COLUMNS`` (all None without a history), for a CSV row."""
+    return {f"history_{f.name}": getattr(recent, f.name) if recent else None for f in fields(Recent)}
 
 
 class Observed(Protocol):
