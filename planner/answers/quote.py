@@ -79,7 +79,7 @@ class QuoteRequest:
         absent for one not typed. ``top``, ``scope`` and ``price_basis`` not typed come from ``[quote]``
         of ``config`` (a bad setting is refused naming it); ``history_days`` always does.
         """
-        from planner.pricing.query import scope_setting
+        from planner.pricing.query import chosen_scope
         from planner.pricing.recent import check_basis
 
         settings = config.section("quote")
@@ -87,7 +87,7 @@ class QuoteRequest:
         request = cls(
             **{k: given[k] for k in _TYPED_AS_IS if given.get(k) is not None},
             top=top if top is not None else settings["top"],
-            scope=scope.lower() if scope is not None else scope_setting(config),
+            scope=chosen_scope(scope, config),
             history_days=settings["history_days"],
             price_basis=basis
             if basis is not None

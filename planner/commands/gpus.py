@@ -10,7 +10,6 @@ import click
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     provider_option,
     scope_option,
@@ -118,7 +117,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
     from planner.pricing.query import models as models_of
 
     # refused before the database opens
-    sort, offers = check_options(sort or "tflops", providers, billing, chosen_scope(app, scope))
+    sort, offers = check_options(sort or "tflops", providers, billing, scope, app.config)
     models, left_out = models_of(
         OfferQuery.build([query] if query else [], include_variants=True), include_variants
     )

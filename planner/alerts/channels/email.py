@@ -12,6 +12,7 @@ from planner.errors import ConfigError, PlannerError
 
 class Email(Kind):
     name = "email"
+    sends_through = "[email]"
     max_bytes = 1_000_000
     keys = ("recipients",)  # default: [email] recipients
 
