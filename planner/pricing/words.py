@@ -3,8 +3,8 @@ notes and the commands' ``--help``: change a rule's number and every sentence th
 
 - ``TIE_RULE`` (``TIE_SENTENCE``, on its own): near-equal totals go to fewer machines (``planner.pricing.rank.TIE_SHARE``, ``TIE_CNY``);
 - ``TIERS_NOTE``: Tencent's hourly tiers (``vocab.TENCENT_TIER_HOURS``);
-- ``MARKET_STOCK_NOTE``: a marketplace's idle GPUs, summed over machines of up to
-  ``vocab.MARKET_MACHINE_GPUS`` GPUs;
+- ``MARKET_STOCK_NOTE``, ``ONE_MACHINE_NOTE``: a marketplace's idle GPUs, summed over machines of up
+  to ``vocab.MARKET_MACHINE_GPUS`` GPUs, and a job's GPUs on one of them;
 - ``MARKET_PRICE_NOTE`` / ``MARKETPLACE_NOTE``: a marketplace's price is its cheapest listing for one GPU
   (the providers with ``marketplace`` set in ``vocab.PROVIDER_TABLE``).
 
@@ -44,6 +44,10 @@ TIERS_NOTE = (
 )
 MARKET_PRICE_NOTE = "A marketplace price (AutoDL) is the cheapest listing for one GPU"
 MARKETPLACE_NOTE = "AutoDL is a marketplace: its price is the cheapest listing for one GPU."
+ONE_MACHINE_NOTE = (
+    f"a marketplace's (AutoDL) GPUs rented together on one of its machines (up to {MARKET_MACHINE_GPUS}), "
+    "which needs that many idle on one machine."
+)
 MARKET_STOCK_NOTE = (
     "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
     f"machines of up to {MARKET_MACHINE_GPUS} GPUs ('≤3 on one machine': the most idle on any one of "
