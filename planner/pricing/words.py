@@ -1,7 +1,8 @@
 """The sentences that state the pricing rules, each built from the constant it cites, for the views'
 notes and the commands' ``--help``: change a rule's number and every sentence that names it follows.
 
-- ``TIE_RULE`` (``TIE_SENTENCE``, on its own): near-equal totals go to fewer machines (``planner.pricing.rank.TIE_SHARE``, ``TIE_CNY``);
+- ``TIE_RULE`` (``TIE_SENTENCE``, on its own): near-equal totals go to fewer machines
+  (``planner.pricing.rank.TIE_SHARE``, ``TIE_CNY``);
 - ``TIERS_NOTE``: Tencent's hourly tiers (``vocab.TENCENT_TIER_HOURS``);
 - ``MARKET_STOCK_NOTE``, ``ONE_MACHINE_NOTE``: a marketplace's idle GPUs, summed over machines of up
   to ``vocab.MARKET_MACHINE_GPUS`` GPUs, and a job's GPUs on one of them;
