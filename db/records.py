@@ -85,6 +85,18 @@ class AvailabilityRow:
     max_orderable_gpus_per_machine: int | None = None
 
 
+# A stock record's keys, in the order its JSON record (and any stock_* columns) lists them.
+STOCK_KEYS: tuple[str, ...] = (
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "orderable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
+    "observed_at",
+)
+
+
 @dataclass(frozen=True)
 class Stock:
     """What a provider last said about one instance and billing mode, and when: the one stock record.
@@ -127,15 +139,8 @@ class Stock:
         return self.orderable_gpus if self.orderable_gpus is not None else self.idle_gpus
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "stock_status": self.stock_status,
-            "idle_gpus": self.idle_gpus,
-            "total_gpus": self.total_gpus,
-            "orderable_gpus": self.orderable_gpus,
-            "max_idle_gpus_per_machine": self.max_idle_gpus_per_machine,
-            "max_orderable_gpus_per_machine": self.max_orderable_gpus_per_machine,
-            "observed_at": iso_time(self.observed_at),
-        }
+        """The JSON record: ``STOCK_KEYS`` in that order, the time as ISO 8601."""
+        return {key: getattr(self, key) for key in STOCK_KEYS} | {"observed_at": iso_time(self.observed_at)}
 
 
 class PriceRecord(NamedTuple):

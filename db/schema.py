@@ -108,7 +108,7 @@ prices = Table(
     Column("unit", String(8), nullable=False),
     # Derived for comparison: price / hours in the unit / GPUs, converted to CNY.
     Column("cny_per_gpu_hour", Numeric(18, 6), nullable=False),
-    # Hourly tiers after the first as JSON [[from_hour, price], ...] (Tencent's 96 h / 360 h steps).
+    # Hourly tiers after the first as JSON [[from_hour, price], ...] (Tencent's steps: vocab.TENCENT_TIER_HOURS).
     Column("tiers", Text),
     Column("observed_at", DateTime, nullable=False),
     Column("observed_on", Date, nullable=False),

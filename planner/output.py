@@ -111,3 +111,9 @@ def short(text: str | None, width: int) -> str:
         return "-"
     text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_run(when: dt.datetime, timezone: str) -> str:
+    """A scheduled run for people: ``2026-12-01 02:00 Asia/Shanghai (UTC+08:00)``."""
+    offset = when.strftime("%z")
+    return f"{when:%Y-%m-%d %H:%M} {timezone} (UTC{offset[:3]}:{offset[3:]})"

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from db.queries import latest_prices
 from db.report_queries import RUN_EXTRAS, STOCK_COLUMNS, change_rows, last_refreshes, stock_rows, trend_rows
+from vocab import PRICE_COLUMNS as VOCAB_PRICE_COLUMNS
 from vocab import BillingMode, StockStatus
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
@@ -25,23 +26,13 @@ PERIODS = (("day", 1, 2), ("week", 7, 7))
 TREND_COLUMNS = ("day", "gpu_model", "cny_per_gpu_hour", "offers")
 ALL_REGIONS = "all"
 
-PRICE_COLUMNS = (
-    "gpu_model",
-    "cny_per_gpu_hour",
-    "provider",
-    "region",
-    "instance_type",
-    "gpus_per_instance",
-    "billing",
-    "price",
-    "currency",
-    "unit",
-    "vcpus",
-    "memory_gb",
-    "observed_at_utc",
-    "from_snapshot",
-    "gpu_note",
-    "source",
+# The prices file: the GPU and its price per GPU-hour first (it is sorted by them), then the price's
+# own columns (vocab.PRICE_COLUMNS, gpu_count under the report's name), then what the report adds.
+_RENAMED = {"gpu_count": "gpus_per_instance", "observed_at": "observed_at_utc"}
+_FIRST = ("gpu_model", "cny_per_gpu_hour")
+_AFTER = ("unit", "vcpus", "memory_gb", "observed_at", "from_snapshot", "gpu_note", "source")
+PRICE_COLUMNS = tuple(
+    _RENAMED.get(c, c) for c in (*_FIRST, *(c for c in VOCAB_PRICE_COLUMNS if c not in _FIRST), *_AFTER)
 )
 CHANGE_COLUMNS = (
     "since",
@@ -110,24 +101,13 @@ def latest_frame(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """The latest price of every instance and billing mode, cheapest per GPU-hour first within a GPU."""
+    fields = [c for c in (*_FIRST, *VOCAB_PRICE_COLUMNS, *_AFTER) if c != "from_snapshot"]
     records = [
-        {
-            "gpu_model": p.gpu_model,
+        {_RENAMED.get(c, c): getattr(p, c) for c in fields}
+        | {
             "cny_per_gpu_hour": _number(p.cny_per_gpu_hour),
-            "provider": p.provider,
-            "region": p.region,
-            "instance_type": p.instance_type,
-            "gpus_per_instance": p.gpu_count,
-            "billing": p.billing,
             "price": _number(p.price),
-            "currency": p.currency,
-            "unit": p.unit,
-            "vcpus": p.vcpus,
-            "memory_gb": p.memory_gb,
-            "observed_at_utc": p.observed_at,
             "from_snapshot": p.run_kind == "snapshot",
-            "gpu_note": p.gpu_note,
-            "source": p.source,
         }
         for p in latest_prices(conn, gpu_models or None, providers or None)
     ]

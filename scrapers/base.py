@@ -41,7 +41,7 @@ class RawOffer:
     vcpus: int | None = None
     memory_gb: float | None = None
     is_list_price: bool = True
-    # Hourly tiers after the first, as (from_hour, price): Tencent's 96-360 h and >360 h steps.
+    # Hourly tiers after the first, as (from_hour, price): Tencent's steps after vocab.TENCENT_TIER_HOURS.
     tiers: tuple[tuple[int, Decimal], ...] = ()
     # Availability where the provider says (scrapers.stock): "available", "low", "sold_out", "unknown"
     # (or None: not stated). AutoDL also gives how many GPUs are idle and how many can be ordered now.

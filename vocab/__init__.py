@@ -132,7 +132,7 @@ IMPORT_REQUIRED_COLUMNS: tuple[str, ...] = (*PRICE_COLUMNS, "observed_at")
 IMPORT_OPTIONAL_COLUMNS: tuple[str, ...] = ("vcpus", "memory_gb", "source")
 IMPORT_COLUMNS: tuple[str, ...] = IMPORT_REQUIRED_COLUMNS + IMPORT_OPTIONAL_COLUMNS
 # What ``planner export`` adds so that export -> import loses nothing a quote uses: the GPU note, the
-# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's 96 h / 360 h steps), a
+# hourly tiers after the first (JSON [[from_hour, "price"], ...], Tencent's TENCENT_TIER_HOURS steps), a
 # marketplace's median listing, and the stock seen with the price (kept for the newest row of each
 # instance and billing mode: the database keeps one stock row per instance, billing mode and run). A file
 # written before a column was added (max_*_per_machine: 2026-12) still imports; the column is then empty.
@@ -197,6 +197,9 @@ REGION_NAMING: dict[str, RegionNaming] = {p.name: p.region_naming for p in PROVI
 # GPUs on one marketplace machine: AutoDL's market search lists machines with gpu_number 8
 # (shared/reference/samples/autodl_machine_search.json).
 MARKET_MACHINE_GPUS = 8
+# Tencent's hourly tiers: the hour its on-demand price steps down, to SecondStep then ThirdStep
+# (Tencent's api.json descriptions: hours 96-360 and >360).
+TENCENT_TIER_HOURS: tuple[int, int] = (96, 360)
 
 
 def iso_time(value: dt.datetime) -> str:

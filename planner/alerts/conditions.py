@@ -7,6 +7,7 @@ from decimal import Decimal
 from planner.alerts.offers import SOLD_OUT, AlertOffer
 from planner.alerts.rules import Rule, plain
 from planner.pricing.cost import Availability, availability
+from planner.pricing.words import per_machine_words
 
 
 def reason(rule: Rule, offer: AlertOffer) -> str | None:
@@ -35,7 +36,7 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
             return None
         if availability(stock, wanted) is not Availability.AVAILABLE:
             return None
-        return f"{stock.rentable_gpus} GPUs idle (at least {wanted}){offer.per_machine_text()}"
+        return f"{stock.rentable_gpus} GPUs idle (at least {wanted}){per_machine_words(stock)}"
     if rule.condition == "back_in_stock":
         if offer.previous_stock_status == SOLD_OUT and offer.offer.availability is Availability.AVAILABLE:
             return f"back in stock ({offer.stock_text()}), sold out at the run before"

@@ -28,8 +28,29 @@ from db.schema import availability
 from planner.alerts.rules import Rule
 from planner.pricing.cost import Availability, Offer, OfferQuery, Stock, latest_offers
 from planner.pricing.cost import availability as stock_state
+from planner.pricing.words import stock_brief
 
 SOLD_OUT = Availability.SOLD_OUT.value
+# An alert's offer: these keys of ``Offer.to_dict`` (gpus_per_instance named gpu_count), and these of its
+# stock record, flat.
+_OFFER_KEYS = {
+    "provider": "provider",
+    "region": "region",
+    "instance_type": "instance_type",
+    "gpu_model": "gpu_model",
+    "gpu_count": "gpus_per_instance",
+    "billing": "billing",
+    "cny_per_gpu_hour": "cny_per_gpu_hour",
+    "observed_at": "observed_at",
+}
+_STOCK_KEYS = (
+    "stock_status",
+    "idle_gpus",
+    "total_gpus",
+    "rentable_gpus",
+    "max_idle_gpus_per_machine",
+    "max_orderable_gpus_per_machine",
+)
 
 
 @dataclass(frozen=True)
@@ -68,46 +89,19 @@ class AlertOffer:
     def stock(self) -> Stock | None:
         return self.offer.stock
 
-    def per_machine_text(self) -> str:
-        """``, at most 2 on one machine`` where a marketplace states it (its idle GPUs are summed over
-        machines), else empty."""
-        stock = self.offer.stock
-        if stock is None:
-            return ""
-        most = stock.max_orderable_gpus_per_machine
-        if most is None:
-            most = stock.max_idle_gpus_per_machine
-        return "" if most is None else f", at most {most} on one machine"
-
     def stock_text(self) -> str:
-        """``12/80 idle``, ``12/80 idle, at most 3 on one machine``, ``sold out``, ``available`` or ``-``."""
-        stock = self.offer.stock
-        if stock is None:
-            return "-"
-        if stock.idle_gpus is not None and stock.total_gpus:
-            return f"{stock.idle_gpus}/{stock.total_gpus} idle{self.per_machine_text()}"
-        if self.offer.availability is Availability.SOLD_OUT:
-            return "sold out"
-        return stock.stock_status or "-"
+        """The offer's stock in an alert message (``planner.pricing.words.stock_brief``)."""
+        return stock_brief(self.offer.stock, self.offer.availability)
 
     def to_dict(self) -> dict[str, Any]:
-        o, stock = self.offer, self.offer.stock
+        """The offer's record (``Offer.to_dict``) cut to what an alert shows, its stock record flattened
+        in (with ``rentable_gpus``), then what the rule's condition read from history."""
+        offer, stock = self.offer.to_dict(), self.offer.stock
+        said = stock.to_dict() | {"rentable_gpus": stock.rentable_gpus} if stock else {}
         return {
-            "provider": o.provider,
-            "region": o.region,
-            "instance_type": o.instance_type,
-            "gpu_model": o.gpu_model,
-            "gpu_count": o.gpus_per_instance,
-            "billing": o.billing,
-            "cny_per_gpu_hour": o.cny_per_gpu_hour,
-            "observed_at": o.observed_at,
-            "stock_status": stock.stock_status if stock else None,
-            "idle_gpus": stock.idle_gpus if stock else None,
-            "total_gpus": stock.total_gpus if stock else None,
-            "rentable_gpus": stock.rentable_gpus if stock else None,
-            "max_idle_gpus_per_machine": stock.max_idle_gpus_per_machine if stock else None,
-            "max_orderable_gpus_per_machine": stock.max_orderable_gpus_per_machine if stock else None,
-            "stock_state": o.availability.value,
+            **{name: offer[key] for name, key in _OFFER_KEYS.items()},
+            **{key: said.get(key) for key in _STOCK_KEYS},
+            "stock_state": offer["stock_state"],
             "previous_stock_status": self.previous_stock_status,
             "median_cny_per_gpu_hour": self.median_cny_per_gpu_hour,
             "is_new": self.is_new,

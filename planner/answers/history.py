@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from planner.pricing.cost import OfferQuery
-from planner.pricing.query import ALL, within
+from planner.pricing.query import ALL, chosen_scope, within
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+    from planner.config import Config
 
 STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 
@@ -87,6 +92,21 @@ class History:
             stock = record.pop("availability") or {}
             out.append(record | {key: stock.get(key) for key in STOCK_KEYS})
         return out
+
+
+def history_query(
+    gpu: str,
+    providers: Sequence[str] = (),
+    billing: Sequence[str] = (),
+    include_variants: bool = False,
+    scope: str | None = None,
+    config: Config | None = None,
+) -> OfferQuery:
+    """The offers a history covers, from a command's flags, checked before any database work: ``scope``
+    None (no ``--scope`` typed) is ``[quote] scope`` of ``config``."""
+    return OfferQuery.build(
+        [gpu], providers, (), billing, include_variants=include_variants, scope=chosen_scope(scope, config)
+    )
 
 
 def price_history(engine: Engine, gpu: str, query: OfferQuery, days: int, today: dt.date) -> History:

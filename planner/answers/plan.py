@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner import catalog
-from planner.answers.rental import HISTORY_DAYS, recent_prices, rental_dict, rentals
+from planner.answers.rental import rental_dict, rentals
 from planner.errors import QuantityError, UsageError
 from planner.pricing.cost import (
     MAX_GPUS,
@@ -29,6 +29,7 @@ from planner.pricing.cost import (
 from planner.pricing.offer import NOTHING_RENTABLE
 from planner.pricing.query import models as models_of
 from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
+from planner.pricing.recent import HISTORY_DAYS, recent_prices
 from planner.wording import Phrase
 from planner.workload.estimate import Estimate, NoFp8Error, estimate
 from planner.workload.inference import (
@@ -108,19 +109,18 @@ class PlanRequest:
         ``billing`` and ``scope`` as ``OfferQuery.build`` takes them. ``scope`` not typed comes from
         ``[quote] scope`` of ``config``, ``history_days`` from ``[quote]`` always.
         """
-        from planner.pricing.query import scope_setting
+        from planner.pricing.query import chosen_scope
 
         workload = Workload(**{f.name: given[f.name] for f in fields(Workload) if f.name in given})
         workload.on()  # refuse a bad workload first
         gpus_max, budget, deadline = given.get("gpus_max"), given.get("budget"), given.get("deadline_hours")
         check_plan_filters(gpus_max, budget, deadline)
-        scope = given.get("scope")
         query = OfferQuery.build(
             given.get("gpus") or (),
             given.get("providers") or (),
             (),
             given.get("billing") or (),
-            scope=scope.lower() if scope is not None else scope_setting(config),
+            scope=chosen_scope(given.get("scope"), config),
         )
         return cls(
             workload,

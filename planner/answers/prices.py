@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from db.records import Stock
 from planner.pricing.cost import OfferQuery
+from planner.pricing.offer import STOCK_COLUMNS, stock_columns
 
 if TYPE_CHECKING:  # db.queries is imported on use (it loads SQLAlchemy's SQL layer)
     from db.queries import LatestPrice
@@ -61,26 +62,16 @@ class ListedPrice:
 
     def flat(self) -> dict[str, Any]:
         """The CSV row: availability as stock_* columns."""
-        a = self.availability
-        return self.to_dict() | {
-            "stock_status": a.stock_status if a else None,
-            "stock_idle_gpus": a.idle_gpus if a else None,
-            "stock_total_gpus": a.total_gpus if a else None,
-            "stock_max_idle_gpus_per_machine": a.max_idle_gpus_per_machine if a else None,
-            "stock_observed_at": a.observed_at if a else None,
-        }
+        return self.to_dict() | stock_columns(self.availability)
 
 
 _OWN = ("from_snapshot", "availability")
 _FROM_LATEST = tuple(f.name for f in fields(ListedPrice) if f.name not in _OWN)
-# The CSV columns: the JSON record with its availability flattened into stock_* columns.
+# The CSV columns: the JSON record with its availability flattened into stock_* columns, less the
+# orderable counts (the prices file never carried them; `--format json` does).
 CSV_COLUMNS = (
     *(f.name for f in fields(ListedPrice) if f.name != "availability"),
-    "stock_status",
-    "stock_idle_gpus",
-    "stock_total_gpus",
-    "stock_max_idle_gpus_per_machine",
-    "stock_observed_at",
+    *(c for c in STOCK_COLUMNS if "orderable" not in c),
 )
 
 

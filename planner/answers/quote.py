@@ -7,8 +7,8 @@ tests/answers/test_quote.py and tests/pricing/):
   periods covering D days; ``spot`` only when asked for, and flagged as interruptible;
 - options that cannot be rented now (sold out, short of idle GPUs, idle but not orderable, at the
   provider's last refresh) are listed after the rentable ones and never recommended;
-- cheapest first on unrounded totals; totals within 0.5% (or 1 CNY) go to fewer machines, then the
-  wider NVLink;
+- cheapest first on unrounded totals; ``planner.pricing.words.TIE_RULE`` (the tolerance is
+  ``planner.pricing.rank.TIE_SHARE`` or ``TIE_CNY``);
 - a marketplace's price (AutoDL) is its cheapest listing for that GPU and region, one GPU per
   "instance"; its median listing rides along as ``median_unit_price``, never as an option of its own;
 - the price basis (``latest`` by default) may be the 30-day ``median`` or ``min`` of each option's own
@@ -44,8 +44,6 @@ from planner.pricing.cost import (
 from planner.pricing.offer import NOTHING_RENTABLE
 from planner.pricing.rank import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
 from planner.pricing.recent import HISTORY_DAYS, LATEST, recent_prices
-from planner.pricing.tiers import tiered_cost as tiered_cost  # re-exported: older callers cost tiers here
-from planner.pricing.tiers import tiers_of as tiers_of
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -81,7 +79,7 @@ class QuoteRequest:
         absent for one not typed. ``top``, ``scope`` and ``price_basis`` not typed come from ``[quote]``
         of ``config`` (a bad setting is refused naming it); ``history_days`` always does.
         """
-        from planner.pricing.query import scope_setting
+        from planner.pricing.query import chosen_scope
         from planner.pricing.recent import check_basis
 
         settings = config.section("quote")
@@ -89,7 +87,7 @@ class QuoteRequest:
         request = cls(
             **{k: given[k] for k in _TYPED_AS_IS if given.get(k) is not None},
             top=top if top is not None else settings["top"],
-            scope=scope.lower() if scope is not None else scope_setting(config),
+            scope=chosen_scope(scope, config),
             history_days=settings["history_days"],
             price_basis=basis
             if basis is not None

@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.pricing.cost import ALL, Job, JobCost, Offer, OfferQuery, job_cost, offers_in_and_out_of_scope
 from planner.pricing.rank import cheaper_outside, rank_costs
-from planner.pricing.recent import HISTORY_DAYS as HISTORY_DAYS  # re-exported: plan and tco read history here
-from planner.pricing.recent import LATEST, Recent, check_basis
-from planner.pricing.recent import recent_prices as recent_prices
+from planner.pricing.recent import HISTORY_DAYS, LATEST, Recent, check_basis, recent_prices
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection

@@ -133,10 +133,11 @@ def produce_report(
     scope of the cheapest table and the chart.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
-    from planner.pricing.query import scope_setting
+    from planner.pricing.query import chosen_scope
     from planner.providers import PROVIDERS
     from reports.build import build_report, write_report
 
+    scope = chosen_scope(scope, app.config)  # a bad [quote] scope is refused before any work
     day = report_day(app.config)
     out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
     wanted = app.config.section("report")["chart"] if chart is None else chart
@@ -150,9 +151,7 @@ def produce_report(
         providers=providers,
         known_providers=PROVIDERS,
         chart=wanted,
-        cheapest=cheapest_for(
-            gpu_models, providers, app.config.section("fx"), scope or scope_setting(app.config)
-        ),
+        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx"), scope),
     )
     try:
         files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))

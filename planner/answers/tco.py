@@ -579,7 +579,7 @@ class TcoRequest:
         """
         from planner import catalog
         from planner.pricing.cost import OfferQuery
-        from planner.pricing.query import scope_setting
+        from planner.pricing.query import chosen_scope
         from planner.pricing.recent import check_basis
 
         model = catalog.get_model(catalog.canonical_name(given["gpu"]))
@@ -596,13 +596,12 @@ class TcoRequest:
             basis = check_basis(section.get("price_basis", "median"), "[tco] price_basis in the config")
         hours, utilization, gpus = given.get("hours"), given.get("utilization"), given.get("gpus", 1)
         check_tco(model, hours, utilization, gpus, years, origins=origins, **buy)
-        scope = given.get("scope")
         query = OfferQuery.build(
             (),
             given.get("providers") or (),
             (),
             given.get("billing") or (),
-            scope=scope.lower() if scope is not None else scope_setting(config),
+            scope=chosen_scope(given.get("scope"), config),
         )
         rent_price = given.get("rent_price")
         return cls(model, hours, utilization, gpus, years, buy, origins, basis, query, rent_price,

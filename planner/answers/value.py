@@ -45,7 +45,7 @@ from planner.pricing.cost import (
     cheapest_by_model,
     offers_in_and_out_of_scope,
 )
-from planner.pricing.query import scope_words
+from planner.pricing.query import chosen_scope, scope_words
 from planner.pricing.rank import LeftOut
 from planner.wording import Phrase
 
@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db
     from sqlalchemy.engine import Connection
 
     from planner.catalog import GpuModel
+    from planner.config import Config
 
 SORTS: tuple[str, ...] = ("tflops", "memory")
 # The keys of the cheapest offer's record (``Offer.to_dict``) a model's value row shows; None without one.
@@ -136,6 +137,11 @@ class ValueRow:
         return out
 
 
+def value_columns(buy: bool = False) -> tuple[str, ...]:
+    """The CSV columns of the ranking: a row's record keys, in its order (with ``buy``, the purchase's)."""
+    return tuple(ValueRow("", False, None, 0.0, None, None, None).to_dict(buy))
+
+
 @dataclass(frozen=True)
 class ValueRanking:
     sort: str
@@ -179,11 +185,16 @@ class ValueRanking:
 
 
 def check_options(
-    sort: str, providers: Iterable[str] = (), billing: Iterable[str] = (), scope: str = ALL
+    sort: str,
+    providers: Iterable[str] = (),
+    billing: Iterable[str] = (),
+    scope: str | None = ALL,
+    config: Config | None = None,
 ) -> tuple[str, OfferQuery]:
     """Refuse a bad sort, provider, billing mode or scope before any database work; returns the sort
     and the filter (on_demand when no billing mode is given; vGPU slices kept, to say why a model is
-    not ranked)."""
+    not ranked). ``scope`` None (no ``--scope`` typed): ``[quote] scope`` of ``config``."""
+    scope = chosen_scope(scope, config)
     query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True, scope=scope)
     return check_sort(sort), replace(query, billing=query.billing or DEFAULT_BILLING)
 

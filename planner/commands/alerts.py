@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from planner.commands.emit import emit
 from planner.commands.options import format_option
-from planner.output import money, short, table
+from planner.views.alerts import render_check, render_rules
 
 FIRED_COLUMNS = (
     "rule",
@@ -67,42 +65,8 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
     else:
         with refresh_lock(engine, holder="planner alerts check"):  # never beside a refresh's own check
             result = check_alerts(engine, app.config)
-    emit(result, fmt, table=_render_check, csv=lambda r: (r.to_dict()["fired"], FIRED_COLUMNS))
+    emit(result, fmt, table=render_check, csv=lambda r: (r.to_dict()["fired"], FIRED_COLUMNS))
     click.get_current_context().exit(1 if result.failed else 0)
-
-
-def _render_check(result: Any) -> str:
-    from planner.alerts.check import summary_lines
-
-    lines = [result.note] if result.note else []
-    if result.fired:
-        rows = [
-            [
-                f.rule,
-                f.offer["provider"],
-                f.offer["region"],
-                short(f.offer["instance_type"], 28),
-                f.offer["billing"],
-                money(f.offer["cny_per_gpu_hour"]),
-                f.offer["stock"],
-                short(f.offer["reason"], 60),
-            ]
-            for f in result.fired
-        ]
-        headers = ["rule", "provider", "region", "instance", "billing", "CNY/GPU-h", "stock", "why"]
-        lines += [table(rows, headers, align_right=(5,)), ""]
-    holding = sum(result.holding.values())
-    verb = "would fire" if result.dry_run else "fired"
-    lines.append(
-        f"{len(result.fired)} alert(s) {verb}; {holding} offer(s) meet a rule now, "
-        f"{result.stopped} stopped meeting one."
-    )
-    lines += summary_lines(result)[1:]
-    if result.dry_run:
-        lines.append("Dry run: nothing recorded, nothing sent.")
-    elif not result.deliveries:
-        lines.append("Nothing to send.")
-    return "\n".join(lines)
 
 
 @alerts.command("list")
@@ -152,38 +116,9 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
     emit(
         {"rules": records, "channels": channel_records},
         fmt,
-        table=_render_rules,
+        table=render_rules,
         csv=lambda doc: (doc["rules"], columns),
     )
-
-
-def _render_rules(doc: dict[str, Any]) -> str:
-    records, channel_records = doc["rules"], doc["channels"]
-    if not records and not channel_records:
-        return "No alert rules. Add [[alerts]] and [channels.NAME] to your config (see config.toml)."
-    rows = [
-        [
-            r["name"],
-            r["description"],
-            ", ".join(r["channels"]) or "-",
-            str(r["holding_offers"]),
-            str(r["pending_offers"]),
-            f"{r['last_fired_at']:%Y-%m-%d %H:%M}" if r["last_fired_at"] else "never",
-        ]
-        for r in records
-    ]
-    lines = [table(rows, ["rule", "condition", "channels", "holding", "unsent", "last fired (UTC)"], (3, 4))]
-    if channel_records:
-        lines += ["", "Channels:"]
-        for c in channel_records:
-            if c["kind"] == "email":
-                lines.append(f"  {c['name']}: email, through [email]")
-                continue
-            line = f"  {c['name']}: {c['kind']}, {c['url_env']} {'set' if c['url_set'] else 'NOT SET'}"
-            if c["secret_env"]:
-                line += f", {c['secret_env']} {'set' if c['secret_set'] else 'not set (unsigned)'}"
-            lines.append(line)
-    return "\n".join(lines)
 
 
 @alerts.command()

@@ -10,7 +10,6 @@ import click
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     provider_option,
     scope_option,
@@ -113,12 +112,12 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
             _catalog_listing(catalog.all_models(), fmt)
         return
     # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
-    from planner.answers.value import check_options, value_ranking
+    from planner.answers.value import check_options, value_columns, value_ranking
     from planner.pricing.query import OfferQuery
     from planner.pricing.query import models as models_of
 
     # refused before the database opens
-    sort, offers = check_options(sort or "tflops", providers, billing, chosen_scope(app, scope))
+    sort, offers = check_options(sort or "tflops", providers, billing, scope, app.config)
     models, left_out = models_of(
         OfferQuery.build([query] if query else [], include_variants=True), include_variants
     )
@@ -127,7 +126,7 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
         result = value_ranking(
             conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
         )
-    columns = VALUE_COLUMNS + (BUY_COLUMNS if buy else ())
+    columns = value_columns(buy)
     emit(result, fmt, table=render_value, csv=lambda v: ([r.to_dict(buy) for r in v.ranked], columns))
 
 
@@ -141,38 +140,3 @@ def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
         record["aliases"] = list(m.aliases)
         records.append(record)
     emit(records, fmt, table=lambda _: render_catalog(models), csv=lambda r: (r, COLUMNS))
-
-
-VALUE_COLUMNS = (
-    "rank",
-    "gpu_model",
-    "china_variant",
-    "dense_tflops",
-    "memory_gb",
-    "cny_per_gpu_hour",
-    "tflops_per_cny_hour",
-    "memory_gb_per_cny_hour",
-    "provider",
-    "region",
-    "instance_type",
-    "gpus_per_instance",
-    "billing",
-    "unit_price",
-    "unit",
-    "currency",
-    "observed_at",
-    "age_days",
-    "from_snapshot",
-    "source",
-    "gpu_note",
-    "sold_out",
-    "stock_state",
-)
-BUY_COLUMNS = (
-    "purchase_price_cny",
-    "purchase_price_basis",
-    "purchase_price_date",
-    "purchase_price_source",
-    "tflops_per_10k_cny",
-    "memory_gb_per_10k_cny",
-)

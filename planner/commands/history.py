@@ -10,7 +10,6 @@ import click
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
-    chosen_scope,
     format_option,
     provider_option,
     scope_option,
@@ -76,12 +75,9 @@ def history(app, gpu, providers, billing, days, include_variants, scope, fmt, pl
         from planner.views.plot import check_plot_path
 
         check_plot_path(plot_path)
-    from planner.answers.history import price_history
-    from planner.pricing.cost import OfferQuery
+    from planner.answers.history import history_query, price_history
 
-    query = OfferQuery.build(
-        [gpu], providers, (), billing, include_variants=include_variants, scope=chosen_scope(app, scope)
-    )
+    query = history_query(gpu, providers, billing, include_variants, scope, app.config)
     found = price_history(reading_engine(app), gpu, query, days, dt.datetime.now(dt.UTC).date())
     if plot_path is not None:
         _plot(found, plot_path)

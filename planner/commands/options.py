@@ -99,12 +99,3 @@ scope_option = click.option(
     help="Regions covered: mainland China, or all (Hong Kong and abroad too). Default: [quote] scope "
     "(mainland).",
 )
-
-
-def chosen_scope(app, scope: str | None) -> str:  # noqa: ANN001 - the click context's App
-    """``--scope`` when given, else ``[quote] scope`` of the config (``offer_query.scope_setting``)."""
-    from planner.pricing.query import scope_setting
-
-    if scope is not None:
-        return scope.lower()
-    return scope_setting(app.config)

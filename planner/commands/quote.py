@@ -18,6 +18,10 @@ from planner.commands.options import (
     variants_option,
 )
 from planner.pricing.cost import JobCost
+from planner.pricing.freshness import OLD_DAYS
+from planner.pricing.offer import STOCK_COLUMNS, stock_columns
+from planner.pricing.recent import HISTORY_COLUMNS, HISTORY_DAYS, history_columns
+from planner.pricing.words import TIE_RULE
 from planner.views.quote import render_quote
 
 CSV_COLUMNS = (
@@ -50,26 +54,36 @@ CSV_COLUMNS = (
     "subscription_breakeven_hours_per_month",
     "median_unit_price",
     "stock_state",
-    "stock_status",
-    "stock_idle_gpus",
-    "stock_total_gpus",
-    "stock_orderable_gpus",
-    "stock_max_idle_gpus_per_machine",
-    "stock_max_orderable_gpus_per_machine",
-    "stock_observed_at",
+    *STOCK_COLUMNS,
     "unavailable",
-    "history_days",
-    "history_observations",
-    "history_min",
-    "history_median",
-    "history_max",
-    "history_first",
-    "history_last",
+    *HISTORY_COLUMNS,
     "trend",
 )
 
+HELP = f"""The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
 
-@click.command()
+Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
+whole subscription periods, Tencent's hourly tiers, which the table notes) and shown once, on its
+cheapest mode. Options sold out, short of idle GPUs or not orderable at the provider's last refresh are listed
+last and never recommended; {TIE_RULE}.
+Spot prices appear only with --billing spot. China variants only with --include-variants.
+Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
+named in one line. Each option shows its age; "(old)" marks a price over {OLD_DAYS} days old, and a
+recommendation on a price over a year old is warned about.
+Each option shows its {HISTORY_DAYS}-day min-median-max and trend (up, down or flat); --price-basis median or
+min costs the job on those instead of the latest price, where an option has the history.
+
+\b
+Examples:
+  planner quote --gpu A100 --hours 500
+  planner quote --gpu H800 --gpus 8 --hours 300 --days 30
+  planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
+  planner quote --gpu RTX4090 --hours 200 --price-basis median
+  planner quote --gpu T4 --hours 100 --scope all
+"""
+
+
+@click.command(help=HELP)
 @single_gpu_option("GPU family (A100) or model (A100-80GB).")
 @click.option(
     "--hours",
@@ -102,7 +116,7 @@ CSV_COLUMNS = (
     metavar="K",
     help="Show the K cheapest options (default from [quote] top).",
 )
-@price_basis_option("Cost on each option's latest price (default), or its 30-day median or min")
+@price_basis_option(f"Cost on each option's latest price (default), or its {HISTORY_DAYS}-day median or min")
 @variants_option
 @scope_option
 @format_option
@@ -122,28 +136,7 @@ def quote(
     scope,
     fmt,
 ) -> None:  # noqa: ANN001, E501
-    """The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
-
-    Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
-    whole subscription periods, Tencent's hourly tiers, which the table notes) and shown once, on its
-    cheapest mode. Options sold out, short of idle GPUs or not orderable at the provider's last refresh are listed
-    last and never recommended; totals within 0.5% (or 1 CNY) go to fewer machines, then the wider
-    NVLink.
-    Spot prices appear only with --billing spot. China variants only with --include-variants.
-    Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
-    named in one line. Each option shows its age; "(old)" marks a price over 90 days old, and a
-    recommendation on a price over a year old is warned about.
-    Each option shows its 30-day min-median-max and trend (up, down or flat); --price-basis median or
-    min costs the job on those instead of the latest price, where an option has the history.
-
-    \b
-    Examples:
-      planner quote --gpu A100 --hours 500
-      planner quote --gpu H800 --gpus 8 --hours 300 --days 30
-      planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
-      planner quote --gpu RTX4090 --hours 200 --price-basis median
-      planner quote --gpu T4 --hours 100 --scope all
-    """
+    """Parse the flags, run ``planner.answers.quote.quote``, emit it; ``--help`` is ``HELP``."""
     from planner.answers.quote import quote as run_quote
 
     flags = {"gpu": gpu, "hours": hours, "gpus": gpu_count, "days": days, "providers": providers,
@@ -159,20 +152,6 @@ def quote(
 def _csv_row(option: JobCost) -> dict[str, object]:
     row = option_dict(option)
     row["tiers"] = "; ".join(str(t) for t in option.tiers_used) or None
-    stock = option.offer.stock
-    row["stock_status"] = stock.stock_status if stock else None
-    row["stock_idle_gpus"] = stock.idle_gpus if stock else None
-    row["stock_total_gpus"] = stock.total_gpus if stock else None
-    row["stock_orderable_gpus"] = stock.orderable_gpus if stock else None
-    row["stock_max_idle_gpus_per_machine"] = stock.max_idle_gpus_per_machine if stock else None
-    row["stock_max_orderable_gpus_per_machine"] = stock.max_orderable_gpus_per_machine if stock else None
-    row["stock_observed_at"] = stock.observed_at if stock else None
-    recent = option.history
-    row["history_days"] = recent.days if recent else None
-    row["history_observations"] = recent.observations if recent else None
-    row["history_min"] = recent.min if recent else None
-    row["history_median"] = recent.median if recent else None
-    row["history_max"] = recent.max if recent else None
-    row["history_first"] = recent.first if recent else None
-    row["history_last"] = recent.last if recent else None
+    row.update(stock_columns(option.offer.stock))
+    row.update(history_columns(option.history))
     return row

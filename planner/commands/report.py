@@ -10,16 +10,14 @@ import click
 from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for
 from planner.commands.emit import emit, note_loaded
 from planner.commands.options import (
-    chosen_scope,
     format_option,
     gpu_filter_option,
     provider_option,
     scope_option,
 )
 from planner.errors import PlannerError
-from planner.output import table
 from planner.smtp import smtp_settings
-from vocab import PROBLEM_RUN_STATUSES
+from planner.views.report import render_report
 
 
 @click.command()
@@ -101,7 +99,7 @@ def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:
             on_created=lambda line: click.echo(line, err=True),
             chart=False if no_chart else None,
             on_warning=lambda line: click.echo(f"Warning: {line}.", err=True),
-            scope=chosen_scope(app, scope),
+            scope=scope,
         )
     except ReportNotSent as err:
         click.echo(f"Report written to {err.out_dir}; the e-mail was not sent.", err=True)
@@ -147,27 +145,6 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
     emit(
         doc,
         fmt,
-        table=lambda _: _render(outcome, listed),
+        table=lambda _: render_report(outcome, listed),
         csv=lambda d: (d["files"], ("table", "path", "rows")),
     )
-
-
-def _render(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str]]) -> str:
-    report, chart = outcome.report, outcome.chart
-    newest = report.as_of.isoformat() if report.as_of else "none"
-    lines = [
-        f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
-    ]
-    rows = [[path.name, str(count), what] for _, path, count, what in listed]
-    lines.append(table(rows, ["file", "rows", "contents"], align_right=(1,)))
-    if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
-        lines.append(chart.note)
-    lines.extend(report.scope_notes)
-    health = report.tables["health"]
-    failed = health.loc[health["status"].isin(PROBLEM_RUN_STATUSES), "provider"].tolist()
-    if failed:
-        lines.append(f"Last refresh did not succeed for: {', '.join(failed)} (see the health file).")
-    delivered = [a for a in outcome.recipients if a not in outcome.refused]
-    if delivered:
-        lines.append(f"Sent to {', '.join(delivered)}.")
-    return "\n".join(lines)

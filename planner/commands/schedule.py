@@ -6,6 +6,7 @@ import click
 
 from planner.commands.emit import emit
 from planner.commands.options import format_option, verbose_option
+from planner.views.schedule import render_schedule
 
 
 @click.command()
@@ -120,32 +121,6 @@ def _show_list(app, trigger, count: int, fmt: str) -> None:  # noqa: ANN001
     emit(
         doc,
         fmt,
-        table=lambda _: _render_list(app, runs),
+        table=render_schedule,
         csv=lambda d: ([{"next_run": r} for r in d["next_runs"]], ("next_run",)),
     )
-
-
-def _render_list(app, runs: list) -> str:  # noqa: ANN001
-    from planner.ops.scheduler import format_run, log_path
-
-    settings = app.config.section("schedule")
-    recipients = list(app.config.section("email")["recipients"])
-    lines = [f"Schedule: {settings['cron']!r} (minute hour day month weekday) in {settings['timezone']}"]
-    lines.append("Next runs:")
-    lines += [f"  {format_run(run, settings['timezone'])}" for run in runs]
-    if not settings["email"]:
-        mail = "off ([schedule] email = false)"
-    elif recipients:
-        mail = f"to {', '.join(recipients)}"
-    else:
-        mail = "on, but [email] recipients is empty: the report is only written to disk"
-    lines.append(f"Each run: refresh, then alerts, then report; e-mail {mail}.")
-    if settings.get("stock_every"):
-        providers = ", ".join(settings.get("stock_providers", []))
-        lines.append(
-            f"Between runs: a stock and price refresh of {providers} every {settings['stock_every']}, then alerts."
-        )
-    if settings.get("report_channels"):
-        lines.append(f"The report's summary also goes to: {', '.join(settings['report_channels'])}.")
-    lines.append(f"Log file: {log_path(app.config)}")
-    return "\n".join(lines)

@@ -18,6 +18,7 @@ import click
 
 from planner.commands.emit import emit, quiet_exit_on_closed_pipe
 from planner.commands.options import format_option, gpu_filter_option, provider_option
+from planner.views.transfer import render_import
 
 
 @click.command("import")
@@ -66,21 +67,8 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
     emit(
         result.__dict__,
         fmt,
-        table=lambda r: _import_summary(file, result),
+        table=lambda r: render_import(file, result),
         csv=lambda r: ([r], list(r)),
-    )
-
-
-def _import_summary(file: str, result) -> str:  # noqa: ANN001 - planner.ingest.importer.ImportResult
-    return (
-        f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
-        f"{result.already_present} already present, "
-        + (
-            f"{result.replaced} replaced (old prices in the notes of run {result.run_id}), "
-            if result.replaced
-            else ""
-        )
-        + f"{result.changed} changed, {result.instances} instance(s)."
     )
 
 

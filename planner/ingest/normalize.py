@@ -417,7 +417,7 @@ def _tier_hour(hour: object) -> int:
 def check_tier(
     hour: object, price: Decimal, base: Decimal, rate: Decimal, billing: str, gpu_count: float
 ) -> tuple[int, Decimal]:
-    """One step of a tiered hourly price (Tencent: cheaper after 96 h and 360 h), through the checks
+    """One step of a tiered hourly price (Tencent: cheaper after ``vocab.TENCENT_TIER_HOURS``), through the checks
     of any price, and not more than tenfold away from the base price it steps down from."""
     check_price(price)
     cny_per_gpu_hour(price, rate, billing, gpu_count)

@@ -36,7 +36,7 @@ from planner import catalog
 from planner.ingest.importer import MAX_FIELD_CHARS
 from planner.regions import UNSPECIFIED_REGION
 from scrapers.providers.aliyun_families import FAMILIES, family_of
-from vocab import IMPORT_COLUMNS, BillingMode
+from vocab import IMPORT_COLUMNS, MARKETPLACES, BillingMode
 
 DATA = Path(__file__).parents[1] / "data"  # planner/data
 OUTPUT = DATA / "snapshot.csv"
@@ -206,7 +206,7 @@ def _fit(source: str, suffix: str = "") -> str:
 
 
 def _instance_type(point: dict, full_types: set[tuple[str, str]], model: str) -> str:
-    if point["provider"] == "autodl":  # AutoDL prices are per GPU model: "RTX 4090 (machine west-B)"
+    if point["provider"] in MARKETPLACES:  # a marketplace prices per GPU model: "RTX 4090 (machine west-B)"
         return AUTODL_GPU_NAMES.get(model) or re.sub(r"\s*\(.*\)$", "", point["gpu_model"]).strip()
     itype = point["instance_type"].strip()
     if itype.startswith("(") and itype.endswith(")"):  # "(GN7)": a family named in brackets

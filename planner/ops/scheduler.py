@@ -35,6 +35,7 @@ from planner.config import Config, data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.ingest.lock import LockBusy
 from planner.ingest.refresh_and_alert import refresh_and_alert
+from planner.output import format_run
 from planner.providers import PROVIDERS, canonical_provider
 from planner.text import printable
 from vocab import RunStatus
@@ -142,12 +143,6 @@ def next_runs(trigger: Any, count: int, now: dt.datetime | None = None) -> list[
         runs.append(fire)
         previous = now = fire
     return runs
-
-
-def format_run(when: dt.datetime, timezone: str) -> str:
-    """``2026-12-01 02:00 Asia/Shanghai (UTC+08:00)``."""
-    offset = when.strftime("%z")
-    return f"{when:%Y-%m-%d %H:%M} {timezone} (UTC{offset[:3]}:{offset[3:]})"
 
 
 def log_path(config: Config) -> Path:

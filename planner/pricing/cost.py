@@ -21,7 +21,7 @@ record it judges is ``db.records.Stock``), ``planner.pricing.query`` (``OfferQue
 ``planner.pricing.tiers`` (hourly tiers and ``breakeven_hours``, the hours per month above which a monthly
 subscription beats the tiered on-demand price), ``planner.pricing.links`` (``link_between``) and
 ``planner.pricing.rank`` (``rank``: rentable first; cheapest first on unrounded totals, but totals within
-0.5% or 1 CNY of each other go to fewer machines, then to the wider NVLink; ``stocked_to_top``;
+``TIE_SHARE`` or ``TIE_CNY`` of each other go to fewer machines, then to the wider NVLink; ``stocked_to_top``;
 ``cheaper_outside``, the cheaper option outside a region scope).
 
 ``db.queries`` is imported on use only: a bad argument is refused before SQLAlchemy loads.
@@ -350,7 +350,7 @@ class JobCost:
 
     @property
     def machines(self) -> int:
-        """Separate machines the job spans: instances, or a marketplace's machines of up to 8 GPUs."""
+        """Separate machines the job spans: instances, or a marketplace's machines of up to ``MARKET_MACHINE_GPUS``."""
         return self.offer.machines(self.instances)
 
     @property

@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from db.records import Stock
+from db.records import STOCK_KEYS, Stock
 from planner.billing import SPOT
 from planner.money import per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
@@ -85,6 +85,19 @@ def availability(stock: Stock | None, gpus_needed: float, gpus_on_one_machine: f
     return Availability.UNKNOWN
 
 
+# The stock record flattened into CSV columns: its keys, each prefixed with "stock_"
+# (stock_stock_status is just stock_status).
+STOCK_COLUMNS: tuple[str, ...] = tuple(
+    key if key.startswith("stock_") else f"stock_{key}" for key in STOCK_KEYS
+)
+
+
+def stock_columns(stock: Stock | None) -> dict[str, object]:
+    """``stock`` as ``STOCK_COLUMNS`` (all None when the provider said nothing), for a CSV row."""
+    said = stock.to_dict() if stock else {}
+    return {column: said.get(key) for column, key in zip(STOCK_COLUMNS, STOCK_KEYS, strict=True)}
+
+
 # --- the offer ----------------------------------------------------------------------------------
 
 
@@ -138,7 +151,7 @@ class Offer:
 
     def gpus_on_one_machine(self, instances: int) -> int:
         """How many of ``instances`` per-GPU listings must be idle on one machine: spread evenly over
-        ``machines``, the largest share (all of them up to 8; 8 of 16; 6 of 12). 0 for a cloud instance,
+        ``machines``, the largest share (all of them up to ``MARKET_MACHINE_GPUS``; with 8 a machine: 8 of 16, 6 of 12). 0 for a cloud instance,
         whose stock counts instances that are each a machine."""
         if not self.per_gpu_listing or instances <= 0:
             return 0

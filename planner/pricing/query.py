@@ -49,6 +49,14 @@ def scope_setting(config: Config) -> str:
     return check_scope(str(config.section("quote")["scope"]), "[quote] scope in the config")
 
 
+def chosen_scope(given: str | None, config: Config | None) -> str:
+    """The scope a question covers: ``given`` (a ``--scope`` flag, any case) when typed, else ``[quote]
+    scope`` of ``config`` (every region without a config)."""
+    if given is not None:
+        return given.lower()
+    return scope_setting(config) if config is not None else ALL
+
+
 def within(scope: str, provider: str, region: str) -> bool:
     """Whether ``provider``'s ``region`` lies in ``scope`` (``all`` holds every region)."""
     return scope == ALL or region_scope(provider, region) == scope

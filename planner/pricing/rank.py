@@ -1,5 +1,5 @@
 """Ranking job costs (``planner.pricing.cost`` costs them): rentable first, cheapest
-first on unrounded totals, totals within 0.5% or 1 CNY of each other to fewer machines, then to the
+first on unrounded totals, totals within ``TIE_SHARE`` or ``TIE_CNY`` of each other to fewer machines, then to the
 wider NVLink; the stock read only as far down as the options that can be shown (``stocked_to_top``);
 and the one cheaper option outside a region scope (``cheaper_outside``). ``LeftOut``: a GPU model an
 answer does not rank, and why.
@@ -44,7 +44,7 @@ def tie_key(cost: JobCost) -> tuple:
 
 
 def is_tie(cheaper: Decimal, dearer: Decimal) -> bool:
-    """Whether two totals are within 0.5% (or 1 CNY) of each other."""
+    """Whether two totals are within ``TIE_SHARE`` (or ``TIE_CNY``) of each other."""
     return dearer - cheaper <= max(cheaper * TIE_SHARE, TIE_CNY)
 
 

@@ -50,7 +50,17 @@ class Recent:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, then the trend they imply (the JSON of ``quote``, ``plan`` and ``tco``)."""
-        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "trend": self.trend}
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"trend": self.trend}
+
+
+# The window flattened into CSV columns: its fields, each prefixed with "history_" (the trend has a
+# column of its own).
+HISTORY_COLUMNS: tuple[str, ...] = tuple(f"history_{f.name}" for f in fields(Recent))
+
+
+def history_columns(recent: Recent | None) -> dict[str, Any]:
+    """``recent`` as ``HISTORY_COLUMNS`` (all None without a history), for a CSV row."""
+    return {f"history_{f.name}": getattr(recent, f.name) if recent else None for f in fields(Recent)}
 
 
 class Observed(Protocol):

@@ -1,5 +1,5 @@
 """Hourly tiers and the subscription break-even: pure arithmetic on a price that steps down after given
-hours (Tencent: 96 h and 360 h, like tax brackets). ``planner.pricing.cost`` costs jobs with it.
+hours (Tencent: after ``vocab.TENCENT_TIER_HOURS``, like tax brackets). ``planner.pricing.cost`` costs jobs with it.
 
 - ``tiers_of``: the tiers as stored (``prices.tiers``, as the ingest normaliser writes them);
 - ``tier_uses`` / ``tiered_cost``: the cost of some hours on a tiered price, and the steps used;
@@ -48,7 +48,7 @@ def _hours(value: Decimal) -> str:
 def tier_uses(
     base_price: Decimal, tiers: Sequence[tuple[int, Decimal]], hours: Decimal
 ) -> tuple[Decimal, tuple[TierUse, ...]]:
-    """Cost of ``hours`` at an hourly price that steps down after given hours (Tencent: 96 h, 360 h),
+    """Cost of ``hours`` at an hourly price that steps down after given hours (Tencent's ``TENCENT_TIER_HOURS``),
     and the steps used. ``tiers`` are (from_hour, price) for the steps after the first; each hour is
     paid at the step it falls in, like tax brackets."""
     bounds = [(Decimal(0), base_price)] + [(Decimal(h), p) for h, p in sorted(tiers)]

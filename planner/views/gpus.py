@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from planner.billing import HOURLY_MODES
 from planner.output import money, short, table
 from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.words import MARKETPLACE_NOTE
+from planner.providers import MARKETPLACES
 from planner.views.notes import star_note
 from planner.views.typed import typed
 from vocab import BillingMode
@@ -160,8 +162,8 @@ def _value_notes(result: ValueRanking) -> list[str]:
         )
     if star := star_note(r.offer.gpu_note for r in ranked if r.offer):
         notes.append(star)
-    if any(r.offer and r.offer.provider == "autodl" for r in ranked):
-        notes.append("AutoDL is a marketplace: its price is the cheapest listing for one GPU.")
+    if any(r.offer and r.offer.provider in MARKETPLACES for r in ranked):
+        notes.append(MARKETPLACE_NOTE)
     if any(r.china_variant for r in ranked):
         notes.append("(V) China variant (cut interconnect or compute, or rebuilt with more memory).")
     if result.variants_left_out:

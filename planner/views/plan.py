@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from planner.output import money, short, table
 from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
 from planner.pricing.offer import NOTHING_RENTABLE
-from planner.providers import MARKET_MACHINE_GPUS
+from planner.pricing.words import ONE_MACHINE_NOTE
 from planner.views.estimate import memory_notes, workload_line
 from planner.views.notes import star_note
 from planner.views.typed import typed
@@ -115,8 +115,7 @@ def render_plan(p: Plan) -> str:
             "'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a "
             "PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': "
             "between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': "
-            f"a marketplace's (AutoDL) GPUs rented together on one of its machines (up to {MARKET_MACHINE_GPUS}), "
-            "which needs that many idle on one machine."
+            f"{ONE_MACHINE_NOTE}"
         )
     return "\n".join(lines)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.output import money, short, table
+from planner.pricing.words import stock_words
 from planner.views.notes import star_note
-from planner.views.quote import stock_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.prices import NearMatch, PriceList
@@ -25,7 +25,7 @@ def render_prices(found: PriceList) -> str:
             r.billing,
             f"{money(r.price)} {r.currency}/{r.unit}",
             money(r.cny_per_gpu_hour),
-            stock_text(r.availability),
+            stock_words(r.availability),
             f"{r.observed_at:%Y-%m-%d}",
             "snapshot" if r.from_snapshot else short(r.source, 30),
         ]

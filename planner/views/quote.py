@@ -1,47 +1,25 @@
 """``planner quote`` for people: one row per option, the recommendation (or why there is none), and the
-notes that explain the table's marks. ``stock_text`` words a provider's stock the same way for
-``planner prices``."""
+notes that explain the table's marks. A provider's stock is put into words by ``planner.pricing.words``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from planner.output import money, short, table
-from planner.pricing.cost import Availability, JobCost, shown_total
+from planner.pricing.cost import JobCost, shown_total
 from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.words import (
+    MARKET_PRICE_NOTE,
+    MARKET_STOCK_NOTE,
+    TIE_SENTENCE,
+    TIERS_NOTE,
+    stock_state_words,
+    stock_words,
+)
 from planner.views.notes import outside_lines, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.quote import Quote
-
-
-def stock_text(stock, needed: float = 1, on_one_machine: float = 0) -> str:  # noqa: ANN001 - a stock record, or None
-    """A table cell: "idle now 3/32", "sold out", "available" or "-" ("<8 needed" when short,
-    "not orderable" when idle GPUs cannot be ordered), judged by ``planner.pricing.cost.availability`` for
-    ``needed`` GPUs, ``on_one_machine`` of them on one marketplace machine. Where a marketplace states
-    the most idle GPUs on any one machine, the cell says so: "idle 40/480, ≤2 on one machine"."""
-    from planner.pricing.cost import Stock, availability
-
-    if stock is None:
-        return "-"
-    said = Stock.of(stock)
-    state = availability(said, needed, on_one_machine)
-    idle, most = said.idle_gpus, said.max_idle_gpus_per_machine
-    total = f"/{said.total_gpus}" if said.total_gpus is not None else ""
-    if state is Availability.SOLD_OUT:
-        return f"sold out (0{total} idle)" if idle == 0 else "sold out"
-    if state is Availability.NOT_ORDERABLE:
-        most_orderable, orderable = said.max_orderable_gpus_per_machine, said.orderable_gpus
-        if most_orderable is not None and (orderable is None or orderable >= needed):
-            return f"idle {idle}{total}, ≤{most_orderable} orderable on one machine"
-        return f"idle {idle}{total}, not orderable"
-    if idle is not None:
-        wanted = needed if idle < needed else on_one_machine  # short in all, or on any one machine
-        short = f" (<{wanted:g} needed)" if state is Availability.SHORT else ""
-        if most is not None:
-            return f"idle {idle}{total}, ≤{most} on one machine{short}"
-        return f"idle now {idle}{total}{short}"
-    return "available" if state is Availability.AVAILABLE else "-"
 
 
 def render_quote(result: Quote) -> str:
@@ -148,16 +126,13 @@ def _recommendation_lines(result: Quote) -> list[str]:
 
 
 def _state(o: JobCost) -> str:
-    """The option's stock in words: "available at the last refresh", "sold out (0/32 idle) at the
-    last refresh", "stock not stated by the provider"."""
-    if o.availability is Availability.UNKNOWN:
-        return "stock not stated by the provider"
-    return f"{_stock_cell(o)} at the last refresh"
+    """The option's stock in a sentence, for the GPUs its job pays for."""
+    return stock_state_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
 
 
 def _stock_cell(o: JobCost) -> str:
     """The stock of ``o`` for the GPUs its job pays for, as ``o.availability`` judges it."""
-    return stock_text(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
+    return stock_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
 
 
 def _unit_price(o: JobCost, fell_back: str) -> str:
@@ -213,7 +188,7 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
     tiered = [(i, o) for i, o in enumerate(options, 1) if o.tiers_used]
     if tiered:
         notes.append(
-            "† hourly tiers applied (Tencent: the price steps down after 96 and 360 hours): "
+            f"† {TIERS_NOTE}: "
             + "; ".join(f"#{i} {', '.join(str(t) for t in o.tiers_used)}" for i, o in tiered)
             + "."
         )
@@ -225,16 +200,10 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
         )
     if any(o.median_unit_price is not None for o in offers):
         notes.append(
-            "A marketplace price (AutoDL) is the cheapest listing for one GPU; "
-            "`--format json` gives the median listing too (median_unit_price)."
+            f"{MARKET_PRICE_NOTE}; `--format json` gives the median listing too (median_unit_price)."
         )
     if any(o.stock for o in offers):
-        notes.append(
-            "'stock' is what the provider said at its last refresh; AutoDL's idle GPUs are summed over "
-            "machines of up to 8 GPUs ('≤3 on one machine': the most idle on any one of them), and a "
-            "multi-GPU job needs its GPUs idle on one machine. Options that cannot be rented now are "
-            "listed last and never recommended."
-        )
+        notes.append(MARKET_STOCK_NOTE)
     if any(o.idle_gpus for o in options):
         notes.append(
             "'gpus x n' is GPUs per instance x instances; whole instances are paid for, idle GPUs included."
@@ -242,6 +211,6 @@ def _notes(options: tuple[JobCost, ...]) -> list[str]:
     if any(o.gpus > 1 for o in options):
         notes.append(
             "'link': how the GPUs talk ('+ network' and 'network only': between instances, over the "
-            "provider's network). Totals within 0.5% (or 1 CNY) go to fewer machines, then the wider NVLink."
+            f"provider's network). {TIE_SENTENCE}"
         )
     return notes

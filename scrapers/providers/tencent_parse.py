@@ -15,6 +15,7 @@ from typing import Any
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.stock import Stock, word, worst
 from scrapers.types import Issue, ItemSkipped, optional_number, optional_price
+from vocab import TENCENT_TIER_HOURS
 
 # Family → (GPU in Tencent's words, GiB per card), providers.md §1.3 (Tencent docs lineage, 2024-2026).
 # Only used when Remark does not name the GPU. PNV6/PNV6s/HCCPNV4h are [I] there, so left out: an
@@ -46,7 +47,7 @@ _REMARK_GPU = re.compile(
 )
 # "8 * NVIDIA H20" (Externals.GPUDesc): the count before the star, when there is one.
 _DESC_COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[*×xX]\s*")
-_TIER_FROM_HOUR = {"SecondStep": 96, "ThirdStep": 360}  # hours 96-360 and >360 (api.json descriptions)
+_TIER_FROM_HOUR = dict(zip(("SecondStep", "ThirdStep"), TENCENT_TIER_HOURS, strict=True))
 
 # Where an item names its GPU, in the order we believe them (most specific first):
 # 1. Externals.GPUDesc (str, "8 * NVIDIA H20"), 2. Externals.GpuAttr.Type (str) - both sent by the

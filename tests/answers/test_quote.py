@@ -7,10 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from planner.answers.quote import QuoteRequest, quote, tiered_cost, validate
+from planner.answers.quote import QuoteRequest, quote, validate
 from planner.config import load_config
 from planner.errors import UnknownNameError, UsageError
 from planner.ingest.importer import import_csv
+from planner.pricing.tiers import tiered_cost
 from tests.conftest import price_row, write_csv
 
 FX = load_config(env={}).section("fx")

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from planner.answers.quote import tiered_cost, tiers_of
 from planner.ingest.normalize import MAX_CNY_PER_GPU_HOUR, is_suspicious_move, normalize_offers
+from planner.pricing.tiers import tiered_cost, tiers_of
 from scrapers.base import RawOffer
 from tests.helpers.offers import T4
 

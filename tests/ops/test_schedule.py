@@ -23,7 +23,8 @@ from sqlalchemy import select
 
 from db.schema import scrape_runs
 from planner.ingest.lock import EXIT_LOCK_BUSY, LockBusy, refresh_lock
-from planner.ops.scheduler import crontab_trigger, crontab_weekdays, format_run, make_scheduler, next_runs
+from planner.ops.scheduler import crontab_trigger, crontab_weekdays, make_scheduler, next_runs
+from planner.output import format_run
 from tests.conftest import price_row, write_csv
 from tests.helpers.db_checks import stored_by_provider
 from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, OFF_BY_DEFAULT, replay_copy

@@ -106,6 +106,7 @@ class Kind:
     keys: tuple[str, ...] = ()  # what its [channels.NAME] table may hold besides kind
     webhook: bool = False  # reads its URL from PLANNER_WEBHOOK_<NAME>
     signed: bool = False  # reads a signing secret from PLANNER_WEBHOOK_<NAME>_SECRET (optional)
+    sends_through: str = ""  # the config section it sends through ("[email]"), when not a webhook
 
     def settings(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
         """The ``Channel`` fields its checked ``[channels.NAME]`` table gives; ConfigError when wrong."""

@@ -14,6 +14,7 @@ from planner.smtp import smtp_settings
 
 class Email(Kind):
     name = "email"
+    sends_through = "[email]"
     max_bytes = 1_000_000
     keys = ("recipients",)  # default: [email] recipients
 
