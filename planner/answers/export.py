@@ -6,14 +6,19 @@ how many; each cell is formatted by its column's name (``export_cells``), never 
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import stat
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from sqlalchemy.engine import Engine
 
+from planner.errors import UsageError
 from planner.output import to_jsonable
 from reports.cells import neutralise
+from reports.files import is_special, written_whole
 from vocab import EXPORT_COLUMNS, iso_time
 
 # How a column's value is written where ``str`` is not what import reads back.
@@ -60,3 +65,30 @@ def write_export(
         writer.writerow(line)
         count += 1
     return count
+
+
+def export_to_path(
+    engine: Engine, path: Path, gpu_models: Sequence[str] = (), providers: Sequence[str] = ()
+) -> int:
+    """Write the export to ``path``: a regular file through a temporary one beside it, renamed when
+    whole (so it is whole or untouched); a FIFO or a terminal (``/dev/stdout``) in place. Anything else
+    that is not a regular file is a UsageError: writing CSV onto a disk device is never meant."""
+    if is_special(path):
+        mode = path.stat().st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            raise UsageError(
+                f"cannot write {str(path)!r}: it is not a regular file, a pipe or a terminal",
+                hint="give --out a file name (or leave it out to write to standard output)",
+            )
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            return write_export(engine, fh, gpu_models, providers)
+    with contextlib.ExitStack() as stack:
+        try:
+            tmp = stack.enter_context(written_whole(path))
+        except OSError as err:
+            raise UsageError(
+                f"cannot write {str(path)!r}: {err.strerror}",
+                hint="check that the folder exists and is writable",
+            ) from None
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            return write_export(engine, fh, gpu_models, providers)

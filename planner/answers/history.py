@@ -9,8 +9,10 @@ query's scope count (``planner.pricing.query``, as in quote); the regions left o
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.engine import Engine
 
@@ -18,11 +20,42 @@ from planner.pricing.cost import OfferQuery
 from planner.pricing.query import ALL, chosen_scope, within
 
 if TYPE_CHECKING:  # pragma: no cover
-    from collections.abc import Sequence
-
     from planner.config import Config
 
 STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
+
+
+class HistoryDay(Protocol):
+    """One day of one GPU model at one provider and billing mode, as the views read it (``db.queries``
+    returns ``HistoryRow`` records of this shape; the views, which never import the database, name it
+    by this)."""
+
+    @property
+    def day(self) -> dt.date: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def gpu_model(self) -> str: ...
+    @property
+    def billing(self) -> str: ...
+    @property
+    def instances(self) -> int: ...
+    @property
+    def min_cny_per_gpu_hour(self) -> Decimal: ...
+    @property
+    def max_cny_per_gpu_hour(self) -> Decimal: ...
+    @property
+    def median_cny_per_gpu_hour(self) -> Decimal | None: ...
+    @property
+    def stock_known(self) -> int: ...
+    @property
+    def sold_out(self) -> int: ...
+    @property
+    def idle_gpus(self) -> int | None: ...
+    @property
+    def total_gpus(self) -> int | None: ...
+    @property
+    def max_idle_gpus_per_machine(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -61,12 +94,12 @@ class Window:
 
 @dataclass(frozen=True)
 class History:
-    """The rows (db.queries.HistoryRow) of the GPU models asked for, over ``window``."""
+    """The rows of the GPU models asked for, over ``window``."""
 
     gpu: str
     gpu_models: list[str]
     window: Window
-    rows: list[Any]
+    rows: Sequence[HistoryDay]
     scope: str = ALL
     outside: tuple[str, ...] = ()  # "provider region" of the priced regions the scope left out
 

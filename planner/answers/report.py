@@ -34,6 +34,41 @@ class ReportOutcome:
     refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     chart: Any = None  # reports.chart.Chart: the PNG drawn, or why not
 
+    def listing(self) -> list[tuple[str, Path, int, str]]:
+        """What was written, in order: (table name, path, rows, contents) for each CSV file, then the
+        chart's PNG, whose rows are the points drawn (a GPU model on a day)."""
+        from reports.build import TABLES
+        from reports.chart import NAME
+
+        listed = [
+            (name, path, len(self.report.tables[name]), TABLES[name])
+            for name, path in zip(TABLES, self.files, strict=True)
+        ]
+        chart = self.chart
+        if chart is not None and chart.path is not None:
+            points = sum(len(line.days) for line in chart.trend.lines)
+            count = len(chart.trend.lines)
+            what = f"chart: each day's cheapest on-demand CNY per GPU-hour of {count} GPU model(s)"
+            listed.append((NAME, chart.path, points, what))
+        return listed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of ``planner report``: the day, the files with their rows, notes and recipients."""
+        report, chart = self.report, self.chart
+        return {
+            "day": report.day,
+            "as_of": report.as_of,
+            "out_dir": str(self.out_dir),
+            "files": [
+                {"table": name, "path": str(path), "rows": rows} for name, path, rows, _ in self.listing()
+            ],
+            "chart_note": chart.note if chart is not None else None,
+            "scope": report.scope,
+            "scope_notes": list(report.scope_notes),
+            "emailed_to": list(self.recipients),
+            "refused": sorted(self.refused),
+        }
+
 
 def default_out_dir(config: Any) -> Path:
     """[report] out_dir, else ``reports`` in the data directory."""

@@ -115,36 +115,9 @@ def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:
 
 
 def _show(outcome: ReportOutcome, fmt: str) -> None:
-    from reports.build import TABLES
-    from reports.chart import NAME
-
-    report = outcome.report
-    listed = [
-        (name, path, len(report.tables[name]), TABLES[name])
-        for name, path in zip(TABLES, outcome.files, strict=True)
-    ]
-    chart = outcome.chart
-    if chart is not None and chart.path is not None:
-        # Its rows: the points drawn (a GPU model on a day), as a table's rows are the CSV's lines.
-        points = sum(len(line.days) for line in chart.trend.lines)
-        count = len(chart.trend.lines)
-        what = f"chart: each day's cheapest on-demand CNY per GPU-hour of {count} GPU model(s)"
-        listed.append((NAME, chart.path, points, what))
-    files = [{"table": name, "path": str(path), "rows": rows} for name, path, rows, _ in listed]
-    doc = {
-        "day": report.day,
-        "as_of": report.as_of,
-        "out_dir": str(outcome.out_dir),
-        "files": files,
-        "chart_note": chart.note if chart is not None else None,
-        "scope": report.scope,
-        "scope_notes": list(report.scope_notes),
-        "emailed_to": list(outcome.recipients),
-        "refused": sorted(outcome.refused),
-    }
     emit(
-        doc,
+        outcome.to_dict(),
         fmt,
-        table=lambda _: render_report(outcome, listed),
+        table=lambda _: render_report(outcome, outcome.listing()),
         csv=lambda d: (d["files"], ("table", "path", "rows")),
     )

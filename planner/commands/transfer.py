@@ -9,10 +9,8 @@ file, and a block device or a socket is refused.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
-from typing import TextIO
 
 import click
 
@@ -49,21 +47,9 @@ def import_cmd(app, file: str, replace: bool, fmt: str) -> None:  # noqa: ANN001
       planner import prices.csv
       planner import --replace corrected.csv
     """
-    from sqlalchemy import exc
+    from planner.ingest.importer import import_file
 
-    from planner.errors import DatabaseError
-    from planner.ingest.importer import import_csv
-
-    engine = app.engine()
-    try:
-        result = import_csv(engine, file, app.config.section("fx"), replace=replace)
-    except exc.DBAPIError as err:
-        from db.store import write_hint
-
-        raise DatabaseError(
-            f"nothing imported from {file}: the database refused the write ({_first_line(err)})",
-            hint=write_hint(err),
-        ) from None
+    result = import_file(app.engine(), file, app.config.section("fx"), replace=replace)
     emit(
         result.__dict__,
         fmt,
@@ -95,39 +81,23 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
       planner export --gpu H800 --provider autodl
     """
     from planner import catalog
-    from planner.answers.export import write_export
-    from planner.errors import PlannerError, UsageError
+    from planner.answers.export import export_to_path, write_export
+    from planner.errors import PlannerError
     from planner.providers import canonical_provider
-    from reports.files import is_special, written_whole
 
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]
     engine = app.engine()
 
-    def write(fh: TextIO) -> int:
-        return write_export(engine, fh, models, names)
-
     try:
         if not out:
             try:
-                count = write(sys.stdout)
+                count = write_export(engine, sys.stdout, models, names)
                 sys.stdout.flush()  # a closed pipe is met here, not in the interpreter's last flush
             except BrokenPipeError:  # `planner export | head -1`: the reader has what it wanted
                 quiet_exit_on_closed_pipe()
-        elif is_special(Path(out)):
-            with _open_in_place(Path(out)) as fh:
-                count = write(fh)
         else:
-            with contextlib.ExitStack() as stack:
-                try:
-                    tmp = stack.enter_context(written_whole(Path(out)))
-                except OSError as err:
-                    raise UsageError(
-                        f"cannot write {out!r}: {err.strerror}",
-                        hint="check that the folder exists and is writable",
-                    ) from None
-                with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                    count = write(fh)
+            count = export_to_path(engine, Path(out), models, names)
     except OSError as err:
         raise PlannerError(
             f"cannot write {out or 'the export'!r}: {err.strerror or err}; nothing was written",
@@ -135,24 +105,3 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
         ) from None
     if out:
         click.echo(f"Exported {count} price observation(s) to {out}.", err=True)
-
-
-def _open_in_place(path: Path) -> TextIO:
-    """A FIFO or character device (``/dev/stdout``, a terminal) opened to write in place; anything else
-    that is not a regular file is a UsageError (writing CSV onto a disk device is never meant)."""
-    import stat
-
-    from planner.errors import UsageError
-
-    mode = path.stat().st_mode
-    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
-        raise UsageError(
-            f"cannot write {str(path)!r}: it is not a regular file, a pipe or a terminal",
-            hint="give --out a file name (or leave it out to write to standard output)",
-        )
-    return open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - the caller closes it
-
-
-def _first_line(err: Exception) -> str:
-    text = str(getattr(err, "orig", None) or err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

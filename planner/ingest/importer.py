@@ -28,6 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO
 
+from sqlalchemy import exc
 from sqlalchemy.engine import Engine
 
 from db import store
@@ -37,7 +38,7 @@ from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
 from planner import catalog
 from planner.billing import HOURLY_MODES
-from planner.errors import PlannerError, UsageError
+from planner.errors import DatabaseError, PlannerError, UsageError
 from planner.ingest.normalize import (
     MAX_COUNT,
     billing_and_unit,
@@ -82,6 +83,23 @@ class ImportResult:
     instances: int
     run_id: int
     replaced: int = 0  # stored prices corrected (--replace); the old ones are in the run's notes
+
+
+def import_file(
+    engine: Engine, path: str | os.PathLike[str], fx: Mapping[str, object], replace: bool = False
+) -> ImportResult:
+    """``planner import``: :func:`import_csv` of a user's file, a database that refuses the write (full
+    disk, read-only file or server) said in one line. The import is one transaction: nothing of the
+    file is stored then."""
+    try:
+        return import_csv(engine, path, fx, replace=replace)
+    except exc.DBAPIError as err:
+        text = str(getattr(err, "orig", None) or err).strip()
+        first = text.splitlines()[0] if text else type(err).__name__
+        raise DatabaseError(
+            f"nothing imported from {path}: the database refused the write ({first})",
+            hint=store.write_hint(err),
+        ) from None
 
 
 def import_csv(

@@ -3,15 +3,15 @@ in its cheapest price, the stock, and the regions the scope left out."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from planner.output import money, table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.answers.history import History
+    from planner.answers.history import History, HistoryDay
 
 
-def _stock_cell(r: Any) -> str:  # db.queries.HistoryRow, which a view does not import
+def _stock_cell(r: HistoryDay) -> str:
     if r.idle_gpus is not None:
         idle = f"idle {r.idle_gpus}/{r.total_gpus}" if r.total_gpus is not None else f"idle {r.idle_gpus}"
         most = r.max_idle_gpus_per_machine

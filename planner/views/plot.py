@@ -25,8 +25,8 @@ from planner.errors import PlannerError, UsageError
 from planner.wording import Phrase
 from reports.chart import date_axis, figure, palette, save_figure
 
-if TYPE_CHECKING:  # the type only: drawing needs no database
-    from db.queries import HistoryRow
+if TYPE_CHECKING:
+    from planner.answers.history import HistoryDay
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}  # suffix -> matplotlib format
 MAX_SERIES = 12  # the cheapest this many series are drawn; more make an unreadable legend
@@ -96,10 +96,10 @@ def check_plot_path(path: str | os.PathLike[str]) -> tuple[Path, str]:
     return target, fmt
 
 
-def history_series(rows: Sequence[HistoryRow], max_series: int = MAX_SERIES) -> tuple[list[Series], int]:
-    """``db.queries.HistoryRow`` rows grouped into series, the ``max_series`` cheapest (by their latest
+def history_series(rows: Sequence[HistoryDay], max_series: int = MAX_SERIES) -> tuple[list[Series], int]:
+    """``HistoryDay`` rows grouped into series, the ``max_series`` cheapest (by their latest
     day's cheapest instance) first, and how many series were left out."""
-    grouped: dict[tuple[str, str, str], list[HistoryRow]] = {}
+    grouped: dict[tuple[str, str, str], list[HistoryDay]] = {}
     for r in rows:
         grouped.setdefault((r.provider, r.gpu_model, r.billing), []).append(r)
     series = []
@@ -120,14 +120,14 @@ def history_series(rows: Sequence[HistoryRow], max_series: int = MAX_SERIES) -> 
     return series[:max_series], max(0, len(series) - max_series)
 
 
-def _sold_out(r: HistoryRow) -> bool:
+def _sold_out(r: HistoryDay) -> bool:
     if r.idle_gpus is not None:
         return r.idle_gpus == 0
     return bool(r.stock_known) and r.sold_out == r.stock_known
 
 
 def plot_history(
-    rows: Sequence[HistoryRow],
+    rows: Sequence[HistoryDay],
     models: Sequence[str],
     days: int,
     path: str | os.PathLike[str],

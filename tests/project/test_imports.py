@@ -222,6 +222,19 @@ def test_planner_floors_point_down(graph):
     assert upward == []
 
 
+def test_views_and_commands_leave_sql_to_the_library(graph):
+    """Views are text: they read records, never the database. Commands reach db and reports only through
+    the library (a view or an answer)."""
+    found = sorted(
+        (name, target)
+        for name, targets in graph.items()
+        if _is_in(name, ("planner.views", "planner.commands"))
+        for target in targets
+        if _is_in(target, ("db",)) or (_is_in(name, ("planner.commands",)) and _is_in(target, ("reports",)))
+    )
+    assert found == []
+
+
 def test_no_import_loops_but_the_known_ones(graph):
     loops = {loop for loop in _loops(graph) if not any(_is_package_face(m) for m in loop)}
     assert loops - KNOWN_LOOPS == set(), "a new import loop"
