@@ -23,6 +23,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+from platformdirs import user_data_dir
+
 from planner.errors import ConfigError, UsageError
 from planner.wording import Phrase
 
@@ -93,7 +95,6 @@ def data_dir() -> Path:
     override = os.environ.get(DATA_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    from platformdirs import user_data_dir
 
     return Path(user_data_dir("planner", appauthor=False))
 

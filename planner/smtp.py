@@ -8,12 +8,11 @@ from email.utils import parseaddr
 from planner.config import SMTP_PASSWORD_ENV, Config, secret
 from planner.errors import UsageError
 from planner.wording import Phrase
+from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
 
 
 def smtp_settings(config: Config, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
     """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
-    from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
-
     email = config.section("email")
     if not email["smtp_host"]:
         raise UsageError(

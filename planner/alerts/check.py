@@ -35,6 +35,7 @@ from planner.alerts.rules import Rule, load_channels, load_rules
 from planner.config import Config
 from planner.errors import PlannerError, UnknownNameError, UsageError
 from planner.output import to_jsonable
+from planner.pricing.freshness import REFRESH_HINT
 from vocab import RunStatus
 
 RUN_PROVIDER = "alerts"
@@ -116,7 +117,6 @@ def nothing_to_judge(conn: Connection) -> str | None:
     """One sentence when no refresh or import has stored prices yet: alerts judge those only (the
     bundled snapshot's prices are no news), so none can fire; None otherwise."""
     from db.queries import has_gathered_prices, has_prices
-    from planner.pricing.freshness import REFRESH_HINT
 
     if has_gathered_prices(conn):
         return None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from planner import catalog
 from planner.alerts.channels import CHANNELS, add_channel_hint
 from planner.alerts.channels.base import Channel
 from planner.billing import canonical_billing
@@ -207,8 +208,6 @@ def _rule(table: Mapping[str, Any], index: int, channels: Mapping[str, Channel])
 
 
 def _gpu_models(gpu: str, where: str) -> tuple[str, ...]:
-    from planner import catalog
-
     try:
         return tuple(s.model.name for s in catalog.resolve_query(gpu.strip(), include_variants=False))
     except UsageError as err:

@@ -27,6 +27,7 @@ from planner.pricing.cost import (
     offers_in_and_out_of_scope,
 )
 from planner.pricing.offer import NOTHING_RENTABLE
+from planner.pricing.query import chosen_scope
 from planner.pricing.query import models as models_of
 from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
 from planner.pricing.recent import HISTORY_DAYS, recent_prices
@@ -38,6 +39,7 @@ from planner.workload.inference import (
     paid_cny_per_gpu_hour,
     serving_gpus,
 )
+from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -109,8 +111,6 @@ class PlanRequest:
         ``billing`` and ``scope`` as ``OfferQuery.build`` takes them. ``scope`` not typed comes from
         ``[quote] scope`` of ``config``, ``history_days`` from ``[quote]`` always.
         """
-        from planner.pricing.query import chosen_scope
-
         workload = Workload(**{f.name: given[f.name] for f in fields(Workload) if f.name in given})
         workload.on()  # refuse a bad workload first
         gpus_max, budget, deadline = given.get("gpus_max"), given.get("budget"), given.get("deadline_hours")
@@ -448,8 +448,6 @@ def _work_for(
 
 def _held_by_none(base: Estimate, model: GpuModel) -> str:
     """Why no count of ``model`` holds the job (the estimate found none)."""
-    from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
-
     if base.task != "inference" and base.zero_stage != DEFAULT_ZERO_STAGE:
         whole = replicated_gb(base.breakdown, base.zero_stage)
         return (

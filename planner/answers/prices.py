@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 from db.records import Stock
+from planner import catalog
 from planner.pricing.cost import OfferQuery
 from planner.pricing.offer import STOCK_COLUMNS, stock_columns
 
@@ -141,8 +142,6 @@ def _would_match(conn: Any, query: OfferQuery) -> NearMatch:
 
 
 def _variants_of(models: tuple[str, ...]) -> set[str]:
-    from planner import catalog
-
     wanted = set(models)
     out: set[str] = set()
     for model in catalog.all_models():

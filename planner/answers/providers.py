@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 
 from planner.config import Config
 from planner.errors import PlannerError
+from scrapers.recording import redact_url
 from vocab import CheckStatus
 
 
@@ -22,7 +23,6 @@ def describe(
     """One record per provider (``open_engine`` gives the database, for the last refresh): enabled, mode, credentials present, what it sees and what to set to see
     more, its configured regions, base_url and charge types, and its last refresh (None when never or
     when the database cannot be read)."""
-    from scrapers.recording import redact_url  # a proxy's password is never shown
     from scrapers.registry import PROVIDERS
 
     records: list[dict[str, Any]] = []

@@ -42,8 +42,9 @@ from planner.pricing.cost import (
     MAX_HOURS as MAX_HOURS,
 )
 from planner.pricing.offer import NOTHING_RENTABLE
+from planner.pricing.query import chosen_scope
 from planner.pricing.rank import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
-from planner.pricing.recent import HISTORY_DAYS, LATEST, recent_prices
+from planner.pricing.recent import HISTORY_DAYS, LATEST, check_basis, recent_prices
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -79,9 +80,6 @@ class QuoteRequest:
         absent for one not typed. ``top``, ``scope`` and ``price_basis`` not typed come from ``[quote]``
         of ``config`` (a bad setting is refused naming it); ``history_days`` always does.
         """
-        from planner.pricing.query import chosen_scope
-        from planner.pricing.recent import check_basis
-
         settings = config.section("quote")
         top, scope, basis = given.get("top"), given.get("scope"), given.get("price_basis")
         request = cls(

@@ -11,10 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planner.config import data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.folders import ensure_folder
+from planner.pricing.cost import cheapest_in_and_out_of_scope
+from planner.pricing.query import (
+    ALL,
+    OfferQuery,
+    cheaper_outside_line,
+    check_scope,
+    chosen_scope,
+    scope_words,
+    within,
+)
+from planner.providers import PROVIDERS
 from planner.smtp import check_address, smtp_settings
 from planner.wording import Phrase
+from reports.chart import NAME, Chart, why_not_drawn, write_chart
+from reports.mail import MailError, compose, new_id, send
 
 
 class ReportNotSent(PlannerError):
@@ -38,7 +52,6 @@ class ReportOutcome:
         """What was written, in order: (table name, path, rows, contents) for each CSV file, then the
         chart's PNG, whose rows are the points drawn (a GPU model on a day)."""
         from reports.build import TABLES
-        from reports.chart import NAME
 
         listed = [
             (name, path, len(self.report.tables[name]), TABLES[name])
@@ -72,8 +85,6 @@ class ReportOutcome:
 
 def default_out_dir(config: Any) -> Path:
     """[report] out_dir, else ``reports`` in the data directory."""
-    from planner.config import data_dir
-
     configured = config.section("report")["out_dir"]
     return Path(configured).expanduser() if configured else data_dir() / "reports"
 
@@ -97,8 +108,6 @@ def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
 
 def report_day(config: Any) -> dt.date:
     """Today in the team's time zone ([schedule] timezone): the date in the file names."""
-    from planner.config import zone
-
     return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
 
 
@@ -108,13 +117,9 @@ def cheapest_for(
     """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
     within the region ``scope`` (``planner.pricing.query``), as a ``reports.data.CheapestChoice`` with a
     line saying the scope and one per model with a cheaper option outside it (quote's line)."""
-    from planner.pricing.query import check_scope
-
     scope = check_scope(scope, "[quote] scope")
 
     def cheapest(conn: Any) -> Any:
-        from planner.pricing.cost import cheapest_in_and_out_of_scope
-        from planner.pricing.query import OfferQuery, cheaper_outside_line, within
         from reports.data import CheapestChoice
 
         query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
@@ -135,8 +140,6 @@ def cheapest_for(
 
 def scope_note(scope: str) -> str:
     """The report's line on its region scope: which regions the cheapest table (and so the chart) covers."""
-    from planner.pricing.query import ALL, scope_words
-
     if scope == ALL:
         return 'Cheapest options cover every region ([quote] scope = "all").'
     return (
@@ -168,8 +171,6 @@ def produce_report(
     scope of the cheapest table and the chart.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
-    from planner.pricing.query import chosen_scope
-    from planner.providers import PROVIDERS
     from reports.build import build_report, write_report
 
     scope = chosen_scope(scope, app.config)  # a bad [quote] scope is refused before any work
@@ -198,7 +199,6 @@ def produce_report(
     drawn = draw_chart(report, out_dir, on_warning)
     if not recipients:
         return ReportOutcome(report, out_dir, files, chart=drawn)
-    from reports.mail import MailError, compose, new_id, send
     from reports.summary import summarise
 
     try:  # checked after writing, so a settings mistake never costs the nightly files
@@ -234,8 +234,6 @@ def produce_report(
 
 def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | None = None):  # noqa: ANN201 - reports.chart.Chart
     """``reports.chart.write_chart``, with any failure turned into a warning and a note."""
-    from reports.chart import Chart, why_not_drawn, write_chart
-
     try:
         return write_chart(report, out_dir)
     except Exception as err:  # the chart is an extra: nothing that stops it may cost the CSVs or the e-mail

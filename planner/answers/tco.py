@@ -26,10 +26,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from planner import catalog
+from planner.answers.rental import describe, rental_curve, rental_dict
 from planner.billing import HOURS_PER_YEAR
 from planner.catalog import purchase_price, stale_purchase_price_note
 from planner.config import packaged_defaults
 from planner.errors import QuantityError, UsageError
+from planner.pricing.cost import OfferQuery
+from planner.pricing.query import chosen_scope, scope_words
+from planner.pricing.recent import check_basis
 from planner.units import MAX_GPUS
 from planner.wording import Phrase
 from planner.workload.estimate import gpu_class
@@ -488,9 +493,6 @@ def rent_vs_buy(
     The rental is the first by ``planner.pricing.rank.rank`` for the same busy GPU-hours run as one
     continuous job, all GPUs of the rented instances busy.
     """
-    from planner.answers.rental import describe
-    from planner.pricing.query import scope_words
-
     checked = check_tco(gpu, hours, utilization, curve.gpus, years, **buy)
     best = curve.cheapest(checked.gpu_hours)
     if best is None:
@@ -577,11 +579,6 @@ class TcoRequest:
         ``[tco] price_basis``, the scope from ``[quote] scope`` and the USD rate from ``[fx]``; each term
         typed is cited by its flag (``--pue``).
         """
-        from planner import catalog
-        from planner.pricing.cost import OfferQuery
-        from planner.pricing.query import chosen_scope
-        from planner.pricing.recent import check_basis
-
         model = catalog.get_model(catalog.canonical_name(given["gpu"]))
         section = config.section("tco")
         buy, origins = settings_for(model, section)
@@ -620,8 +617,6 @@ class TcoAnswer:
     basis: str
 
     def to_dict(self) -> dict[str, Any]:
-        from planner.answers.rental import rental_dict
-
         return self.result.to_dict() | {
             "scope": self.scope,
             "rental": rental_dict(self.rental) if self.rental else None,
@@ -634,8 +629,6 @@ def rent_or_buy(request: TcoRequest, fx: Mapping[str, object], engine: Callable[
     """The answer to ``request``: on its rental price when it has one (no database), else on the
     cheapest rental of the same work in the database ``engine()`` opens (called only then), with the
     cheaper rental outside the scope."""
-    from planner.answers.rental import rental_curve
-
     r = request
     rental = outside = None
     if r.rent_price is not None:

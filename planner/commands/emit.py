@@ -8,6 +8,8 @@ data goes through here, so ``--format`` means the same everywhere and no command
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -76,9 +78,6 @@ def reading_engine(app: Any) -> Any:
 
 def silence_stdout() -> None:
     """Point standard output at /dev/null, so the interpreter's last flush at exit fails no more."""
-    import os
-    import sys
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, sys.stdout.fileno())
@@ -89,7 +88,5 @@ def silence_stdout() -> None:
 def quiet_exit_on_closed_pipe() -> NoReturn:
     """Exit 0 with nothing on standard error when the reader of standard output has gone (``| head``):
     it read what it wanted, as with any Unix filter."""
-    import sys
-
     silence_stdout()
     sys.exit(0)

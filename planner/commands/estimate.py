@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from planner import catalog
 from planner.commands.arguments import Count
 from planner.commands.emit import emit
 from planner.commands.options import format_option, single_gpu_option
 from planner.commands.workload_options import workload_options
 from planner.errors import UsageError
 from planner.views.estimate import render_estimate
+from planner.workload.estimate import estimate as run_estimate
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.workload.estimate import Estimate
@@ -50,9 +52,6 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
       planner estimate --model qwen3-8b --task pretrain --tokens 1T --gpu H800 --precision fp8
       planner estimate --params 13B --task full --gpu A100-80GB --zero-stage 2 --optimizer-8bit
     """
-    from planner import catalog
-    from planner.workload.estimate import estimate as run_estimate
-
     if gpus is not None and gpu is None:
         raise UsageError("--gpus needs --gpu", "e.g. --gpu A100-80GB --gpus 8")
     if workload["mfu"] is not None and (workload["tokens"] is None or gpu is None):

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from planner import catalog
+from planner.answers.value import check_options, value_columns, value_ranking
+from planner.catalog import interconnect_label
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
     billing_option,
@@ -16,6 +19,8 @@ from planner.commands.options import (
     single_gpu_option,
 )
 from planner.errors import UsageError
+from planner.pricing.query import OfferQuery
+from planner.pricing.query import models as models_of
 from planner.views.gpus import render_catalog, render_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,8 +96,6 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
       planner gpus --value --billing monthly --format json
       planner gpus --value --buy --include-variants
     """
-    from planner import catalog
-
     if buy:
         value = True
     if not value:
@@ -112,9 +115,6 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
             _catalog_listing(catalog.all_models(), fmt)
         return
     # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
-    from planner.answers.value import check_options, value_columns, value_ranking
-    from planner.pricing.query import OfferQuery
-    from planner.pricing.query import models as models_of
 
     # refused before the database opens
     sort, offers = check_options(sort or "tflops", providers, billing, scope, app.config)
@@ -131,8 +131,6 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
 
 
 def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
-    from planner.catalog import interconnect_label
-
     records = []
     for m in models:
         record = {c: getattr(m, c) for c in COLUMNS if c != "link"}

@@ -16,7 +16,9 @@ from planner.commands.options import (
     single_gpu_option,
     variants_option,
 )
+from planner.errors import PlannerError
 from planner.views.history import render_history
+from planner.views.plot import check_plot_path, plot_history
 
 
 @click.command()
@@ -72,8 +74,6 @@ def history(app, gpu, providers, billing, days, include_variants, scope, fmt, pl
       planner history --gpu T4 --scope all
     """
     if plot_path is not None:  # a bad suffix or folder is refused before SQLAlchemy is even imported
-        from planner.views.plot import check_plot_path
-
         check_plot_path(plot_path)
     from planner.answers.history import history_query, price_history
 
@@ -92,8 +92,6 @@ def _csv(found) -> tuple[list[dict[str, object]], list[str]]:  # noqa: ANN001 - 
 
 
 def _plot(history, path: Path) -> None:  # noqa: ANN001 - planner.answers.history.History
-    from planner.errors import PlannerError
-    from planner.views.plot import plot_history
 
     found, models, window = history.rows, history.gpu_models, history.window
     if not found:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+
 import click
 
 from planner.commands.emit import emit
 from planner.commands.options import format_option
+from planner.errors import UnknownNameError
 from planner.views.models import render_models
+from planner.workload.architectures import all_specs
 
 MODEL_COLUMNS = (
     "name", "family", "total_params", "active_params", "experts", "experts_per_token", "layers", "hidden",
@@ -33,17 +37,11 @@ def models(family, fmt) -> None:  # noqa: ANN001
       planner models --format json
       planner estimate --model qwen3-30b-a3b --task inference --gpu L20
     """
-    from planner.workload.architectures import all_specs
-
     specs = all_specs()
     if family:
         families = sorted({s.family for s in specs})
         specs = [s for s in specs if s.family.casefold() == family.strip().casefold()]
         if not specs:
-            import difflib
-
-            from planner.errors import UnknownNameError
-
             near = difflib.get_close_matches(family, families, n=3, cutoff=0.4) or families
             raise UnknownNameError("model family", family, near)
     emit(

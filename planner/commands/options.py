@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.output import FORMATS
+from planner.pricing.recent import PRICE_BASES
 from planner.providers import PROVIDERS
 
 format_option = click.option(
@@ -51,8 +52,6 @@ def single_gpu_option(help: str, required: bool = True, dest: str = "gpu"):  # n
 
 def price_basis_option(default_help: str):  # noqa: ANN201 - a click decorator
     """``--price-basis``: one of planner.pricing.recent.PRICE_BASES (any case); the default is the config's."""
-    from planner.pricing.recent import PRICE_BASES
-
     return click.option(
         "--price-basis",
         type=click.Choice(PRICE_BASES, case_sensitive=False),

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from planner.answers.plan import PlanRequest, plan_for
+from planner.answers.rental import rental_dict
 from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
@@ -83,8 +85,6 @@ def plan(
       planner plan --params 13B --tokens 1B --task full --zero-stage 2 --cpu-offload
       planner plan --params 7B --tokens 1B --task qlora --gpu 4090 --gpu A100 --format json
     """
-    from planner.answers.plan import PlanRequest, plan_for
-
     flags = {"gpus_max": gpus_max, "budget": budget, "deadline_hours": deadline_hours, "gpus": gpus,
              "providers": providers, "billing": billing, "scope": scope}  # fmt: skip
     request = PlanRequest.from_flags(workload | flags, app.config)  # refused here before the database
@@ -110,8 +110,6 @@ PLAN_COLUMNS = (
 
 
 def _plan_row(rank: int, o: PlanOption) -> dict[str, Any]:
-    from planner.answers.rental import rental_dict
-
     r = o.rental
     described = rental_dict(r)
     row = {k: described[k] for k in PLAN_COLUMNS if k in described}

@@ -13,6 +13,7 @@ from planner.commands.options import (
     region_option,
     variants_option,
 )
+from planner.pricing.cost import OfferQuery
 from planner.views.prices import render_prices
 
 
@@ -34,7 +35,6 @@ def prices(app, gpus, providers, regions, billing, include_variants, fmt) -> Non
       planner prices --gpu 4090 --include-variants --format csv > prices.csv
     """
     from planner.answers.prices import CSV_COLUMNS, latest
-    from planner.pricing.cost import OfferQuery
 
     query = OfferQuery.build(gpus, providers, regions, billing, include_variants=include_variants)
     found = latest(reading_engine(app), query)

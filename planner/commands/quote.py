@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.answers.quote import QuoteRequest, option_dict
+from planner.answers.quote import quote as run_quote
 from planner.commands.arguments import Count
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
@@ -137,8 +138,6 @@ def quote(
     fmt,
 ) -> None:  # noqa: ANN001, E501
     """Parse the flags, run ``planner.answers.quote.quote``, emit it; ``--help`` is ``HELP``."""
-    from planner.answers.quote import quote as run_quote
-
     flags = {"gpu": gpu, "hours": hours, "gpus": gpu_count, "days": days, "providers": providers,
              "regions": regions, "billing": billing, "top": top, "price_basis": price_basis,
              "include_variants": include_variants, "scope": scope}  # fmt: skip

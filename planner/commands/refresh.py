@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
 import click
 
+from planner import __version__
+from planner.alerts.rules import load_rules
 from planner.commands.emit import emit
 from planner.commands.options import format_option, provider_option, verbose_option
+from planner.providers import PROVIDERS, canonical_provider
 from planner.views.providers import render_providers
 from planner.views.refresh import render_summary
 from planner.views.runs import render_runs
@@ -75,12 +79,9 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
     """
     from planner.ingest.refresh import run_refresh
     from planner.ingest.refresh_and_alert import refresh_and_alert
-    from planner.providers import canonical_provider
 
     names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
     if not no_alerts:
-        from planner.alerts.rules import load_rules
-
         load_rules(app.config)  # so is a bad alert rule
     engine = app.engine()
     summary = refresh_and_alert(  # one refresh at a time, the scheduler's too
@@ -127,7 +128,6 @@ def runs(app, limit, providers, fmt) -> None:  # noqa: ANN001
     """
     from planner.answers.runs import recent
     from planner.ingest.runs import provider_timeout_s
-    from planner.providers import PROVIDERS, canonical_provider
 
     names = [canonical_provider(p) for p in providers]
     now = dt.datetime.now(dt.UTC).replace(tzinfo=None)  # the database stores naive UTC
@@ -176,9 +176,6 @@ CHECK_COLUMNS = ("provider", "mode", "status", "detail", "todo")
 
 def _check_providers(app, fmt: str, verbose: bool) -> None:  # noqa: ANN001
     """``providers --check``: one line per provider; exit 1 when an enabled one does not work."""
-    import dataclasses
-
-    from planner import __version__
     from planner.answers.providers import check
 
     log = (lambda line: click.echo(f"http: {line}", err=True)) if verbose else None

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from planner.answers.rental import rental_dict
+from planner.answers.tco import TcoRequest, rent_or_buy
 from planner.commands.arguments import Count, Number
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
@@ -104,8 +106,6 @@ def tco(
       planner tco --gpu A100-80GB --hours 5000 --purchase-price 75000 --resale 0.2 --format json
       planner tco --gpu T4 --hours 2000 --scope all
     """
-    from planner.answers.tco import TcoRequest, rent_or_buy
-
     flags = {"gpu": gpu, "hours": hours, "utilization": utilization, "gpus": gpus, "years": years,
              "electricity": electricity, "pue": pue, "resale": resale, "purchase_price": purchase_price,
              "rent_price": rent_price, "price_basis": price_basis, "providers": providers,
@@ -131,8 +131,6 @@ TCO_COLUMNS = (
 def _tco_row(result: TcoResult, rental: JobCost | None) -> dict[str, Any]:
     row = result.to_dict()
     if rental is not None:
-        from planner.answers.rental import rental_dict
-
         described = rental_dict(rental)
         for key in (
             "provider",

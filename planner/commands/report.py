@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from planner import catalog
 from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for
 from planner.commands.emit import emit, note_loaded
 from planner.commands.options import (
@@ -16,6 +17,7 @@ from planner.commands.options import (
     scope_option,
 )
 from planner.errors import PlannerError
+from planner.providers import canonical_provider
 from planner.smtp import smtp_settings
 from planner.views.report import render_report
 
@@ -73,9 +75,6 @@ def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:
       planner report --email               # to [email] recipients
       planner report --email ops@example.com --email ml@example.com --format json
     """
-    from planner import catalog
-    from planner.providers import canonical_provider
-
     models: list[str] = []
     for query in gpus:
         models.extend(s.model.name for s in catalog.resolve_query(query, False))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import click
 
+from planner.alerts.rules import load_rules
 from planner.commands.emit import emit
 from planner.commands.options import format_option, verbose_option
 from planner.views.schedule import render_schedule
@@ -41,9 +44,6 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
       planner schedule --once -v    # log every HTTP request too
       planner schedule              # keep running (see the README for systemd and cron)
     """
-    from functools import partial
-
-    from planner.alerts.rules import load_rules
     from planner.ops.scheduler import (
         BoundedJob,
         crontab_trigger,

@@ -14,8 +14,11 @@ from pathlib import Path
 
 import click
 
+from planner import catalog
 from planner.commands.emit import emit, quiet_exit_on_closed_pipe
 from planner.commands.options import format_option, gpu_filter_option, provider_option
+from planner.errors import PlannerError
+from planner.providers import canonical_provider
 from planner.views.transfer import render_import
 
 
@@ -80,10 +83,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
       planner export --out prices.csv
       planner export --gpu H800 --provider autodl
     """
-    from planner import catalog
     from planner.answers.export import export_to_path, write_export
-    from planner.errors import PlannerError
-    from planner.providers import canonical_provider
 
     models = [s.model.name for q in gpus for s in catalog.resolve_query(q)]
     names = [canonical_provider(p) for p in providers]

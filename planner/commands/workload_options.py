@@ -12,6 +12,7 @@ import click
 
 from planner.commands.arguments import Count, Number
 from planner.errors import UsageError
+from planner.workload.architectures import get_spec
 
 
 def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
@@ -154,8 +155,6 @@ def _workload_args(
     if model is not None and params is not None:
         raise UsageError("give --model or --params, not both", "--model knows its parameters")
     if model is not None:
-        from planner.workload.architectures import get_spec
-
         model = get_spec(model).name  # an unknown name is refused here, with near names
     return dict(
         model=model,

@@ -24,6 +24,9 @@ from planner import __version__
 from planner.errors import UsageError
 from planner.ingest.runs import Job
 from planner.money import PriceRejected
+from reports.files import written_whole
+from scrapers.base import ScrapeError
+from scrapers.recording import MAX_SIDECAR_BYTES, read_regular
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 2**20
@@ -37,9 +40,6 @@ _HINT = "replay a folder written by `planner refresh --save-raw DIR`, unedited"
 def read_manifest(folder: Path) -> dict[str, Any]:
     """The checked per-provider entries of ``folder``'s manifest; a UsageError if it is missing or
     holds anything a replay does not take."""
-    from scrapers.base import ScrapeError
-    from scrapers.recording import read_regular
-
     where = folder / MANIFEST
     if not where.exists() and not where.is_symlink():
         raise UsageError(f"{folder} has no {MANIFEST}: it is not a folder of saved raw answers", hint=_HINT)
@@ -111,8 +111,6 @@ def _names(value: Any) -> bool:
 
 def write_manifest(folder: Path, jobs: Sequence[Job]) -> None:
     """Record per provider what a replay needs to ask the same questions: mode, regions, options."""
-    from reports.files import written_whole
-
     folder.mkdir(parents=True, exist_ok=True)
     try:
         providers = read_manifest(folder)
@@ -140,8 +138,6 @@ def recorded_at(folder: Path, entry: Any) -> dt.datetime | None:
     else the earliest response's; None when the folder says nothing. ValueError for a time in the
     future: replayed prices stored as of a day to come would stand in for that day's real refresh."""
     from planner.ingest.importer import parse_observed_at
-    from scrapers.base import ScrapeError
-    from scrapers.recording import MAX_SIDECAR_BYTES, read_regular
 
     stated = entry.get("recorded_at") if isinstance(entry, dict) else None
     found: list[str] = [stated] if isinstance(stated, str) else []

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from planner import catalog
 from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing
-from planner.errors import UnknownNameError
+from planner.errors import UnknownNameError, UsageError
 from planner.money import PriceRejected, fx_rate, per_gpu_hour
 from planner.text import CONTROL, printable, without_invisible
 from planner.units import parse_decimal
@@ -195,9 +196,6 @@ class Normalized:
 
 def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -> Normalized:
     """Turn one run's RawOffers into stored-ready Offers (see the rules above); never raises on bad data."""
-    from planner import catalog  # the GPU vocabulary: loaded only by the paths that name GPUs
-    from planner.errors import UsageError
-
     unknown: dict[str, int] = {}
     rejected: list[str] = []
     groups: dict[tuple[str, str, str, str], list[tuple[Offer, str | None]]] = {}
@@ -305,9 +303,6 @@ def check_memory_size(product_name: str, size: float) -> tuple[float | None, str
 
 
 def _model_with_memory(product_name: str, memory_gb: float) -> str | None:
-    from planner import catalog  # the GPU vocabulary: loaded only by the paths that name GPUs
-    from planner.errors import UsageError
-
     try:
         return catalog.canonical_name(product_name, memory_gb)
     except UsageError:  # UnknownNameError too: no size of that model fits
@@ -315,9 +310,6 @@ def _model_with_memory(product_name: str, memory_gb: float) -> str | None:
 
 
 def _known_gpu(product_name: str) -> bool:
-    from planner import catalog
-    from planner.errors import UnknownNameError, UsageError
-
     try:
         catalog.canonical_name(product_name)
     except UnknownNameError:

@@ -42,7 +42,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from planner import __version__
+from planner import __version__, catalog
 from planner.config import SMTP_PASSWORD_ENV, Config, data_dir, plain_http_hint, plain_http_refused
 from planner.errors import PlannerError, UsageError
 from planner.ingest.manifest import read_manifest, recorded_at, write_manifest
@@ -59,6 +59,7 @@ from planner.ingest.runs import (
 )
 from planner.ingest.store import finish
 from planner.providers import canonical_provider
+from scrapers.base import ScrapeError
 from scrapers.recording import secret_forms
 from vocab import RunStatus
 
@@ -251,7 +252,6 @@ def _job(
 
 def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> None:
     """A worker thread: scrape and normalise one provider; always hands something back."""
-    from scrapers.base import ScrapeError
     from scrapers.registry import ScrapeResult, collect, make_client
 
     out = Scraped(job.name)
@@ -279,8 +279,6 @@ def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> 
 
 def _catalog_unknowns(scraper: Any) -> list[str]:
     """GPU names in a provider's own GPU list (AutoDL's ``catalog``) that our catalog does not know."""
-    from planner import catalog
-
     unknown = []
     for entry in getattr(scraper, "catalog", None) or []:
         name = getattr(entry, "name", None)

@@ -31,11 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from planner.alerts.digest import send_digest
+from planner.answers.report import ReportNotSent, cheapest_for, produce_report, report_day
 from planner.config import Config, data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.ingest.lock import LockBusy
 from planner.ingest.refresh_and_alert import refresh_and_alert
 from planner.output import format_run
+from planner.pricing.query import scope_setting
 from planner.providers import PROVIDERS, canonical_provider
 from planner.text import printable
 from vocab import RunStatus
@@ -256,8 +259,6 @@ def refresh_step(app: App, verbose: bool = False, from_raw: Path | None = None) 
 
 def report_step(app: App) -> int:
     """Write the report and, with [schedule] email = true, send it to [email] recipients."""
-    from planner.answers.report import ReportNotSent, produce_report
-
     wanted = app.config.section("schedule")["email"]
     recipients = list(app.config.section("email")["recipients"]) if wanted else []
     if wanted and not recipients:
@@ -489,9 +490,6 @@ def summary_step(app: App) -> None:
     if not app.config.section("schedule").get("report_channels"):
         return
     try:
-        from planner.alerts.digest import send_digest
-        from planner.answers.report import cheapest_for, report_day
-        from planner.pricing.query import scope_setting
         from reports.build import build_report
 
         engine = app.engine()

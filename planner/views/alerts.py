@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.alerts.channels import CHANNELS
 from planner.output import money, short, table
 
 
@@ -44,8 +45,6 @@ def render_check(result: Any) -> str:  # planner.alerts.check.CheckResult
 
 def render_rules(doc: dict[str, Any]) -> str:
     """The rules with their state, then each channel and whether what it reads is set."""
-    from planner.alerts.channels import CHANNELS
-
     records, channel_records = doc["rules"], doc["channels"]
     if not records and not channel_records:
         return "No alert rules. Add [[alerts]] and [channels.NAME] to your config (see config.toml)."

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from planner import catalog
 from planner.output import table
 from planner.units import format_count
 from planner.views.typed import typed
+from planner.workload.estimate import explain as explain_lines
+from planner.workload.memory import DEFAULT_ZERO_STAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.workload.estimate import Estimate
@@ -48,15 +51,11 @@ def _shape_line(e: Estimate) -> str:
 
 def gpu_bf16_tflops(name: str | None) -> float | None:
     """The catalog's dense BF16/FP16 figure for a GPU name (to say when a peak is FP8's instead)."""
-    from planner import catalog
-
     return catalog.get_model(name).dense_tflops if name else None
 
 
 def memory_notes(e: Estimate) -> list[str]:
     """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
-    from planner.workload.memory import DEFAULT_ZERO_STAGE
-
     lines = []
     if e.cpu_offload_gb:
         lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
@@ -127,8 +126,6 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
             "Give --gpu G for the GPUs needed and the hours, or run `planner plan` to compare every GPU."
         )
     if explain:
-        from planner.workload.estimate import explain as explain_lines
-
         lines += ["", "How each number was computed:"]
         lines += [f"  {k}: {v}" for k, v in explain_lines(e).items()]
     return "\n".join(lines)

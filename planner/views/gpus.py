@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.billing import HOURLY_MODES
+from planner.catalog import interconnect_label
 from planner.output import money, short, table
 from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.query import scope_words
 from planner.pricing.words import MARKETPLACE_NOTE
 from planner.providers import MARKETPLACES
 from planner.views.notes import star_note
@@ -20,8 +22,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def render_catalog(models: list[GpuModel]) -> str:
-    from planner.catalog import interconnect_label
-
     rows = [
         [
             m.name,
@@ -141,8 +141,6 @@ def _value_notes(result: ValueRanking) -> list[str]:
             + "; they may no longer hold."
         )
     if result.cheaper_outside:
-        from planner.pricing.query import scope_words
-
         where = scope_words(result.scope)
         notes.append(
             f"Cheaper outside {where}: "

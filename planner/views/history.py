@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.output import money, table
+from planner.pricing.query import scope_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.history import History, HistoryDay
@@ -84,8 +85,6 @@ def render_history(history: History) -> str:
 
 def _outside_lines(history: History) -> list[str]:
     """One line naming the priced regions the scope left out, when there are any."""
-    from planner.pricing.query import scope_words
-
     if not history.outside:
         return []
     return [

@@ -12,6 +12,9 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from planner.pricing.cost import shown_total
+from planner.pricing.query import cheaper_outside_line
+
 if TYPE_CHECKING:  # pragma: no cover
     from planner.pricing.cost import JobCost
 
@@ -47,9 +50,6 @@ def star_note(notes: Iterable[str | None]) -> str | None:
 
 def outside_lines(scope: str, cost: JobCost | None) -> list[str]:
     """One line naming ``cost``, a cheaper rental outside ``scope`` (quote and tco), when there is one."""
-    from planner.pricing.cost import shown_total
-    from planner.pricing.query import cheaper_outside_line
-
     if cost is None:
         return []
     amount = f"CNY {shown_total(cost.total_cny):,} in total"

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from planner.output import money, short, table
 from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
 from planner.pricing.offer import NOTHING_RENTABLE
+from planner.pricing.query import scope_words
 from planner.pricing.words import ONE_MACHINE_NOTE
 from planner.views.estimate import memory_notes, workload_line
 from planner.views.notes import star_note
@@ -75,8 +76,6 @@ def render_plan(p: Plan) -> str:
         pareto = [o.rental.offer.gpu_model for o in p.options if o.pareto]
         lines.append(f"Pareto (no other option is both cheaper and faster): {', '.join(pareto)}")
     if p.outside is not None:
-        from planner.pricing.query import scope_words
-
         where = scope_words(p.scope)
         lines.append(
             f"A cheaper option outside {where}: {p.outside.rental.offer.region}, "
@@ -92,8 +91,6 @@ def render_plan(p: Plan) -> str:
     if star := star_note(o.rental.offer.gpu_note for o in p.options):
         lines.append(star)
     if p.priced_outside_only:
-        from planner.pricing.query import scope_words
-
         lines.append(
             f"Priced only outside {scope_words(p.scope)}: {', '.join(p.priced_outside_only)} (--scope all "
             "plans them)."

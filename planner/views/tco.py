@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from planner.answers.rental import describe
 from planner.output import money, short, table
 from planner.views.typed import typed
 
@@ -37,8 +38,6 @@ def render_tco(
         f"= {money(r.buy_total_cny, 0)} CNY"
     )
     if rental is not None:
-        from planner.answers.rental import describe
-
         lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {describe(rental)}")
         if basis != "latest" and rental.price_basis == "latest":
             lines.append(f"            (no 30-day history for a {basis}: the latest price)")

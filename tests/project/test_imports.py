@@ -273,3 +273,99 @@ def test_no_test_module_imports_another_test_module():
         if (found := _test_modules_imported(path))
     }
     assert wrong == {}, "move the shared helper to tests/helpers/ (a fixture: tests/conftest.py)"
+
+
+# Libraries a command should load only when it uses them: each costs a noticeable part of a start
+# (sqlalchemy about 0.1 s, pandas 0.3 s, matplotlib 0.5 s on this kind of machine).
+HEAVY = (
+    "sqlalchemy",
+    "pandas",
+    "matplotlib",
+    "apscheduler",
+    "alembic",
+    "requests",
+    "urllib3",
+    "bs4",
+    "psycopg",
+)
+# Function-level imports with another reason than weight: by the module imported, or by the importer.
+LAZY_FOR_ANOTHER_REASON = {
+    "fcntl": "POSIX only: imported where a lock is taken",
+}
+LAZY_IN = {
+    "planner.cli": "the root of every run: `planner --help` loads click and little of ours (bench: <= 0.25 s)",
+}
+
+
+def _import_nodes(path: Path) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """(the imports run when the module loads, those inside a function); TYPE_CHECKING blocks are neither."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top: list[ast.stmt] = []
+    inner: list[ast.stmt] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                (inner if in_function else top).append(child)
+            visit(
+                child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            )
+
+    visit(tree, False)
+    return top, inner
+
+
+def _names(node: ast.stmt, package: str) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return [base, *(f"{base}.{a.name}" for a in node.names)]
+
+
+def test_a_function_level_import_is_a_door_to_something_heavy():
+    """An import inside a function defers a cost: it is there only where the module it loads pulls in
+    a heavy library (directly or through our modules' top-level imports), or for a reason named in
+    LAZY_FOR_ANOTHER_REASON. Everything else is imported at the top, where a reader looks."""
+    modules = _modules()
+    known = set(modules)
+
+    def ours(target: str) -> str | None:
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    top_level: dict[str, set[str]] = {}
+    inner: dict[str, list[tuple[int, list[str]]]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        top, lazy = _import_nodes(path)
+        top_level[name] = {t for node in top for t in _names(node, package)}
+        inner[name] = [(node.lineno, _names(node, package)) for node in lazy]
+
+    heavy_memo: dict[str, bool] = {}
+
+    def heavy(module: str, seen: frozenset[str] = frozenset()) -> bool:
+        if module.split(".")[0] in HEAVY:
+            return True
+        mine = ours(module)
+        if mine is None or mine in seen:
+            return False
+        if mine not in heavy_memo:
+            heavy_memo[mine] = any(heavy(t, seen | {mine}) for t in top_level[mine])
+        return heavy_memo[mine]
+
+    needless = sorted(
+        f"{modules[name].relative_to(ROOT)}:{line} {targets[0]}"
+        for name, found in inner.items()
+        for line, targets in found
+        if not any(heavy(t) for t in targets)
+        and targets[0].split(".")[0] not in LAZY_FOR_ANOTHER_REASON
+        and name not in LAZY_IN
+    )
+    assert needless == []

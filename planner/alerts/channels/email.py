@@ -10,6 +10,7 @@ from typing import Any
 from planner.alerts.channels.base import Channel, Delivery, Kind, Sending
 from planner.errors import ConfigError, PlannerError
 from planner.smtp import smtp_settings
+from reports.mail import MailError, compose, send
 
 
 class Email(Kind):
@@ -25,8 +26,6 @@ class Email(Kind):
         return {"recipients": tuple(recipients)}
 
     def send(self, channel: Channel, title: str, markdown: str, sending: Sending) -> Delivery:
-        from reports.mail import MailError, compose, send
-
         config, policy = sending.config, sending.policy
         recipients = list(channel.recipients) or list(config.section("email").get("recipients", []))
         if not recipients:

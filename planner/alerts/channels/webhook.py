@@ -16,8 +16,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from planner import __version__
 from planner.alerts.channels.base import WEBHOOK_ENV_PREFIX, Channel, ChannelError, Delivery, Kind, Sending
 from planner.text import printable
+from scrapers.base import ScrapeError
 
 MAX_ERROR_CHARS = 200  # an error as shown and stored, the platform's answer included
 MAX_REPLY_BYTES = 64 * 1024  # of an error answer, read for its text (scrubbed, then cut as above)
@@ -152,8 +154,6 @@ class Unreachable(Exception):
 def _http_post(url: str, body: bytes, connect_timeout_s: float, read_timeout_s: float) -> tuple[int, bytes]:
     """One POST through the project's HTTP client (TLS always verified, no https-to-http redirect), no
     retries of its own: ``Robot.send`` retries, reading each platform's codes."""
-    from planner import __version__
-    from scrapers.base import ScrapeError
     from scrapers.http import HttpClient, HttpPolicy, HttpStatusError
 
     policy = HttpPolicy(
