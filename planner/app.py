@@ -12,6 +12,8 @@ from planner.config import Config, load_config
 if TYPE_CHECKING:  # SQLAlchemy is imported when a command opens the database, not before
     from sqlalchemy.engine import Engine
 
+    from planner.ingest.snapshot import SnapshotInfo
+
 
 @dataclass
 class App:
@@ -32,8 +34,9 @@ class App:
             self._engine = open_database(self.config, self.db_url, self.say)
         return self._engine
 
-    def reading_engine(self):  # noqa: ANN201 - (Engine, SnapshotInfo | None)
-        """The database for a reading command; the bundled snapshot is loaded first if it is empty."""
+    def reading_engine(self) -> tuple[Engine, SnapshotInfo | None]:
+        """The database for a reading command, and the bundled snapshot's details when it was loaded
+        first because the database held no prices."""
         from planner.ingest.snapshot import ensure_prices
 
         engine = self.engine()

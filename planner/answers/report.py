@@ -6,12 +6,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planner.config import data_dir, zone
+from planner.config import Config, data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.folders import ensure_folder
 from planner.pricing.cost import cheapest_in_and_out_of_scope
@@ -30,6 +30,14 @@ from planner.wording import Phrase
 from reports.chart import NAME, Chart, why_not_drawn, write_chart
 from reports.mail import MailError, compose, new_id, send
 
+if TYPE_CHECKING:  # the report's tables need pandas: loaded when a report is built
+    from sqlalchemy.engine import Connection
+
+    from planner.app import App
+    from planner.ingest.snapshot import SnapshotInfo
+    from reports.build import Report
+    from reports.data import CheapestChoice
+
 
 class ReportNotSent(PlannerError):
     """The files are written but the e-mail could not be delivered."""
@@ -41,24 +49,24 @@ class ReportNotSent(PlannerError):
 
 @dataclass(frozen=True)
 class ReportOutcome:
-    report: Any  # reports.build.Report
+    report: Report
     out_dir: Path
     files: tuple[Path, ...]
     recipients: tuple[str, ...] = ()
     refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
-    chart: Any = None  # reports.chart.Chart: the PNG drawn, or why not
+    chart: Chart | None = None  # the PNG drawn, or why not
 
     def listing(self) -> list[tuple[str, Path, int, str]]:
         """What was written, in order: (table name, path, rows, contents) for each CSV file, then the
         chart's PNG, whose rows are the points drawn (a GPU model on a day)."""
         from reports.build import TABLES
 
-        listed = [
+        listed: list[tuple[str, Path, int, str]] = [
             (name, path, len(self.report.tables[name]), TABLES[name])
             for name, path in zip(TABLES, self.files, strict=True)
         ]
         chart = self.chart
-        if chart is not None and chart.path is not None:
+        if chart is not None and chart.path is not None and chart.trend is not None:  # drawn
             points = sum(len(line.days) for line in chart.trend.lines)
             count = len(chart.trend.lines)
             what = f"chart: each day's cheapest on-demand CNY per GPU-hour of {count} GPU model(s)"
@@ -83,13 +91,13 @@ class ReportOutcome:
         }
 
 
-def default_out_dir(config: Any) -> Path:
+def default_out_dir(config: Config) -> Path:
     """[report] out_dir, else ``reports`` in the data directory."""
     configured = config.section("report")["out_dir"]
     return Path(configured).expanduser() if configured else data_dir() / "reports"
 
 
-def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
+def recipients_for(emails: Sequence[str], config: Config) -> list[str]:
     """``--email ADDR`` values; a bare ``--email`` stands for [email] recipients."""
     configured = list(config.section("email")["recipients"])
     wanted: list[str] = []
@@ -106,20 +114,20 @@ def recipients_for(emails: Sequence[str], config: Any) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def report_day(config: Any) -> dt.date:
+def report_day(config: Config) -> dt.date:
     """Today in the team's time zone ([schedule] timezone): the date in the file names."""
     return dt.datetime.now(zone(config.section("schedule")["timezone"])).date()
 
 
 def cheapest_for(
-    gpu_models: Sequence[str], providers: Sequence[str], fx: Any, scope: str = "all"
-) -> Callable[[Any], Any]:
+    gpu_models: Sequence[str], providers: Sequence[str], fx: Mapping[str, Any], scope: str = "all"
+) -> Callable[[Connection], CheapestChoice]:
     """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
     within the region ``scope`` (``planner.pricing.query``), as a ``reports.data.CheapestChoice`` with a
     line saying the scope and one per model with a cheaper option outside it (quote's line)."""
     scope = check_scope(scope, "[quote] scope")
 
-    def cheapest(conn: Any) -> Any:
+    def cheapest(conn: Connection) -> CheapestChoice:
         from reports.data import CheapestChoice
 
         query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
@@ -149,15 +157,15 @@ def scope_note(scope: str) -> str:
 
 
 def produce_report(
-    app: Any,
+    app: App,
     *,
     out_dir: Path | None = None,
     recipients: Sequence[str] = (),
     gpu_models: Sequence[str] = (),
     providers: Sequence[str] = (),
     sleep: Callable[[float], None] | None = None,
-    on_retry: Callable[[int, Any, float], None] | None = None,
-    on_loaded: Callable[[Any], None] | None = None,
+    on_retry: Callable[[int, MailError, float], None] | None = None,
+    on_loaded: Callable[[SnapshotInfo | None], None] | None = None,
     chart: bool | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_created: Callable[[str], None] | None = None,
@@ -210,7 +218,8 @@ def produce_report(
             f"{err.hint + '. ' if err.hint else ''}The report is on disk in {out_dir}",
             out_dir,
         ) from None
-    cid = new_id(settings.sender) if drawn.path else None
+    png = drawn.path
+    cid = new_id(settings.sender) if png else None
     summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None)
     message = compose(
         summary.subject,
@@ -219,7 +228,7 @@ def produce_report(
         settings.sender,
         recipients,
         files,
-        images=[(cid, drawn.path)] if cid else [],
+        images=[(cid, png)] if cid and png else [],
     )
     try:
         refused = send(message, settings, sleep=sleep, on_retry=on_retry)
@@ -232,7 +241,7 @@ def produce_report(
     return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn)
 
 
-def draw_chart(report: Any, out_dir: Path, on_warning: Callable[[str], None] | None = None):  # noqa: ANN201 - reports.chart.Chart
+def draw_chart(report: Report, out_dir: Path, on_warning: Callable[[str], None] | None = None) -> Chart:
     """``reports.chart.write_chart``, with any failure turned into a warning and a note."""
     try:
         return write_chart(report, out_dir)

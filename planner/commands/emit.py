@@ -11,9 +11,15 @@ import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from planner.app import App
+    from planner.ingest.snapshot import SnapshotInfo
 
 from planner.commands.flags import typed_tree
 from planner.output import csv_text, dumps_json
@@ -63,13 +69,13 @@ def _records_csv(records: Any) -> CsvRows:
     return rows, list(rows[0]) if rows else []
 
 
-def note_loaded(loaded: Any) -> None:
+def note_loaded(loaded: SnapshotInfo | None) -> None:
     """The one line a reading command prints when it loaded the bundled snapshot into an empty database."""
     if loaded:
         click.echo(f"Database empty: loaded the {loaded.label} ({loaded.rows} prices).", err=True)
 
 
-def reading_engine(app: Any) -> Any:
+def reading_engine(app: App) -> Engine:
     """``app.reading_engine()`` and, when it loaded the snapshot, the line saying so."""
     engine, loaded = app.reading_engine()
     note_loaded(loaded)
