@@ -294,3 +294,33 @@ def test_the_command_check_reads_shell_and_finds_mistakes():
     ]
     assert check_invocation(["--db", "sqlite:///x.db", "alerts", "check", "--dry-run"]) == []
     assert check_invocation(["alerts"]) == ["planner alerts needs a subcommand"]
+
+
+def architecture_sections() -> dict[str, str]:
+    """docs/architecture.md's sections by the folder their heading names (``planner/commands/``), each
+    with its text up to the next heading."""
+    text = read(ROOT / "docs" / "architecture.md")
+    sections: dict[str, str] = {}
+    parts = re.split(r"^#{2,3} `([\w/]+/)`.*$", text, flags=re.M)
+    for folder, body in zip(parts[1::2], parts[2::2], strict=True):
+        sections[folder] = body
+    return sections
+
+
+def test_every_module_is_on_the_architecture_page():
+    """A module added, moved or renamed shows on the page that draws the layout: each module of planner,
+    scrapers, db and reports is named (by its path from the section's folder, or its file name) in the
+    section of the deepest folder heading above it."""
+    sections = architecture_sections()
+    assert {"planner/", "planner/pricing/", "scrapers/", "db/", "reports/"} <= set(sections)
+    missing = []
+    for package in ("planner", "scrapers", "db", "reports"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if path.name == "__init__.py" and relative.count("/") < 3 or "migrations/" in relative:
+                continue  # a package's face; the migrations are named as a folder
+            folder = max((f for f in sections if relative.startswith(f)), key=len)
+            named = set(re.findall(r"`([\w/.]+\.py)`", sections[folder]))
+            if relative.removeprefix(folder) not in named and path.name not in named:
+                missing.append(relative)
+    assert missing == [], "name each module in docs/architecture.md"
