@@ -42,7 +42,7 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
       planner schedule --list
       planner schedule --once
       planner schedule --once -v    # log every HTTP request too
-      planner schedule              # keep running (see the README for systemd and cron)
+      planner schedule              # keep running (docs/commands.md: systemd and cron)
     """
     from planner.ops.scheduler import (
         BoundedJob,

@@ -195,7 +195,7 @@ def test_conditions_are_judged_as_documented(tmp_path):
 
 
 def test_idle_gpus_at_least_counts_the_pool_and_says_how_many_sit_on_one_machine(tmp_path):
-    """The rule counts AutoDL's idle GPUs summed over the machines of the region (README: not per
+    """The rule counts AutoDL's idle GPUs summed over the machines of the region (docs/alerts.md: not per
     machine); where the market states the most on one machine, the message says it, so nobody reads
     40 idle as 8 on one machine."""
     (idle,) = rules_of(tmp_path, '[[alerts]]\nname = "i"\ngpu = "H20"\nidle_gpus_at_least = 8\n')
