@@ -22,7 +22,7 @@ from typing import Any
 from db import store
 from planner import __version__
 from planner.errors import UsageError
-from planner.ingest.runs import Job
+from planner.ingest.runs import ScrapeJob
 from planner.money import PriceRejected
 from reports.files import written_whole
 from scrapers.base import ScrapeError
@@ -109,7 +109,7 @@ def _names(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and _NAME.fullmatch(v) for v in value)
 
 
-def write_manifest(folder: Path, jobs: Sequence[Job]) -> None:
+def write_manifest(folder: Path, jobs: Sequence[ScrapeJob]) -> None:
     """Record per provider what a replay needs to ask the same questions: mode, regions, options."""
     folder.mkdir(parents=True, exist_ok=True)
     try:

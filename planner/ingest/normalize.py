@@ -128,7 +128,7 @@ _MEDIAN = "median"
 
 
 @dataclass(frozen=True)
-class Offer:
+class NormalizedOffer:
     """One offer after normalisation: canonical GPU and billing, a whole-instance price, CNY per GPU-hour.
 
     ``price`` is what the whole instance costs for one ``unit`` of ``billing`` in ``currency``, as the
@@ -183,7 +183,7 @@ class Offer:
 class Normalized:
     """The outcome of normalising one run's offers."""
 
-    offers: tuple[Offer, ...]
+    offers: tuple[NormalizedOffer, ...]
     # Raw GPU name -> offers not stored because the catalog does not know it (or it is ambiguous).
     unknown_gpus: dict[str, int] = field(default_factory=dict)
     # One line per refused offer: "<instance> <region> <billing>: <reason>".
@@ -198,7 +198,7 @@ def normalize_offers(raw_offers: Iterable[RawOffer], fx: Mapping[str, object]) -
     """Turn one run's RawOffers into stored-ready Offers (see the rules above); never raises on bad data."""
     unknown: dict[str, int] = {}
     rejected: list[str] = []
-    groups: dict[tuple[str, str, str, str], list[tuple[Offer, str | None]]] = {}
+    groups: dict[tuple[str, str, str, str], list[tuple[NormalizedOffer, str | None]]] = {}
     medians: dict[tuple[str, str, str, str], Decimal] = {}
     identity: dict[tuple[str, str, str], tuple[str, float]] = {}
     model_of: dict[tuple[str, float | None], str] = {}
@@ -319,8 +319,8 @@ def _known_gpu(product_name: str) -> bool:
     return True
 
 
-def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
-    """One RawOffer with a known GPU as an Offer; PriceRejected says why it cannot be."""
+def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> NormalizedOffer:
+    """One RawOffer with a known GPU as a NormalizedOffer; PriceRejected says why it cannot be."""
     region = check_name("region", raw.region, 64)
     instance_type = check_name("instance type", raw.instance_type, 128)
     try:
@@ -342,7 +342,7 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Offer:
         tiers = tuple(
             sorted(check_tier(hour, p * factor, price, rate, billing, count) for hour, p in raw.tiers)
         )
-    return Offer(
+    return NormalizedOffer(
         provider=raw.provider,
         region=region,
         instance_type=instance_type,
@@ -420,7 +420,7 @@ def check_tier(
     return _tier_hour(hour), price
 
 
-def _merge(group: list[tuple[Offer, str | None]]) -> Offer:
+def _merge(group: list[tuple[NormalizedOffer, str | None]]) -> NormalizedOffer:
     """One offer per instance and billing mode: the cheapest, with stock merged over zones."""
     best = min((o for o, _ in group), key=lambda o: (o.price, not o.is_list_price))
     statuses = {o.stock_status for o, _ in group}

@@ -48,9 +48,9 @@ from planner.errors import PlannerError, UsageError
 from planner.ingest.manifest import read_manifest, recorded_at, write_manifest
 from planner.ingest.normalize import normalize_offers
 from planner.ingest.runs import (
-    Job,
     ProviderOutcome,
     Scraped,
+    ScrapeJob,
     close_interrupted,
     fail,
     provider_timeout_s,
@@ -119,7 +119,7 @@ def run_refresh(
     say(f"settings from {config.sources()}")
     close_interrupted(engine, say)
     outcomes: dict[str, ProviderOutcome] = {}
-    jobs: list[Job] = []
+    jobs: list[ScrapeJob] = []
     for name in names:
         cls = registry.PROVIDERS[name]
         section = config.provider(name)
@@ -149,7 +149,7 @@ def run_refresh(
     if jobs:
         say(f"refreshing {', '.join(j.name for j in jobs)} ({min(concurrency, len(jobs))} at a time)")
     results: queue.Queue[Scraped] = queue.Queue()
-    waiting, running = list(jobs), dict[str, Job]()
+    waiting, running = list(jobs), dict[str, ScrapeJob]()
     while waiting or running:
         while waiting and len(running) < concurrency:
             job = waiting.pop(0)
@@ -203,7 +203,7 @@ def _job(
     recorded: Mapping[str, Any] | None,
     save_raw: Path | None,
     from_raw: Path | None,
-) -> Job:
+) -> ScrapeJob:
     from scrapers.registry import ProviderSettings, read_credentials, state_options
 
     options: dict[str, Any] = {}
@@ -247,10 +247,10 @@ def _job(
         "policy": policy,
         "user_agent": http.get("user_agent") or None,
     }
-    return Job(name, cls, settings, f"{mode}/replay" if from_raw else mode, client_kw)
+    return ScrapeJob(name, cls, settings, f"{mode}/replay" if from_raw else mode, client_kw)
 
 
-def _work(job: Job, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> None:
+def _work(job: ScrapeJob, fx: Mapping[str, object], results: queue.Queue[Scraped]) -> None:
     """A worker thread: scrape and normalise one provider; always hands something back."""
     from scrapers.registry import ScrapeResult, collect, make_client
 

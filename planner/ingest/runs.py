@@ -1,6 +1,6 @@
 """The ``scrape_runs`` rows of a refresh, and the records a refresh passes around.
 
-``Job`` is one provider to scrape, ``Scraped`` what its worker thread hands back, ``ProviderOutcome`` how
+``ScrapeJob`` is one provider to scrape, ``Scraped`` what its worker thread hands back, ``ProviderOutcome`` how
 it ended. A refresh closes the runs a killed process left ``running`` (``interrupted``), opens one run
 per provider, and ends it ``skipped``, ``failed`` (here) or ``ok``/``partial``
 (``planner.ingest.store``). A run row the database cannot record at the start is a ``DatabaseError``:
@@ -14,7 +14,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Engine
@@ -26,6 +26,9 @@ from planner.ingest.normalize import Normalized
 from planner.ingest.run_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
 from scrapers.recording import redact_url
 from vocab import RunStatus
+
+if TYPE_CHECKING:  # the registry imports every provider's scraper (and requests): a refresh's, not a reader's
+    from scrapers.registry import ProviderSettings, Scraper
 
 
 @dataclass(frozen=True)
@@ -57,12 +60,12 @@ class ProviderOutcome:
 
 
 @dataclass
-class Job:
+class ScrapeJob:
     """One provider to scrape: its class, settings, client options, and its run row once started."""
 
     name: str
-    cls: Any
-    settings: Any
+    cls: type[Scraper]
+    settings: ProviderSettings
     mode: str
     client_kw: dict[str, Any]
     run_id: int = 0  # set when the run row is opened
@@ -110,7 +113,7 @@ def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
         say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
 
 
-def start_run(engine: Engine, job: Job) -> int:
+def start_run(engine: Engine, job: ScrapeJob) -> int:
     try:
         with store.writing(engine) as conn:
             return store.start_run(conn, job.name, "refresh", source=_source(job), mode=job.mode)
@@ -121,7 +124,7 @@ def start_run(engine: Engine, job: Job) -> int:
         ) from None
 
 
-def _source(job: Job) -> str:
+def _source(job: ScrapeJob) -> str:
     if job.client_kw.get("from_raw_dir"):
         return f"replay of {job.client_kw['from_raw_dir']}"
     base = job.settings.base_url
@@ -141,7 +144,7 @@ def skip(engine: Engine, name: str, reason: str) -> ProviderOutcome:
     return ProviderOutcome(name, RunStatus.SKIPPED, 0, 0, 0, 0.0, reason, (), run_id)
 
 
-def fail(engine: Engine, job: Job, error: str, offers: int, **extra: Any) -> ProviderOutcome:
+def fail(engine: Engine, job: ScrapeJob, error: str, offers: int, **extra: Any) -> ProviderOutcome:
     error = clean(scrub(error, job.secrets), MAX_TEXT_CHARS)
     seconds = round(time.monotonic() - job.started, 3)
     notes = tuple(

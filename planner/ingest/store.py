@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from db import run_offers, store
-from planner.ingest.normalize import Offer, is_suspicious_move
+from planner.ingest.normalize import NormalizedOffer, is_suspicious_move
 from planner.ingest.run_text import (
     MAX_NAME_CHARS,
     MAX_TEXT_CHARS,
@@ -33,7 +33,7 @@ from planner.ingest.run_text import (
     listed,
     scrub,
 )
-from planner.ingest.runs import Job, ProviderOutcome, Scraped, fail
+from planner.ingest.runs import ProviderOutcome, Scraped, ScrapeJob, fail
 from vocab import STORED_RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Assessment:
     """
 
     offers_seen: int  # offers the provider returned (0 when the run failed before they counted)
-    offers: tuple[Offer, ...]
+    offers: tuple[NormalizedOffer, ...]
     notes: tuple[str, ...]
     unknown_gpus: tuple[str, ...]
     skipped: int  # offers not stored: skipped by the scraper, unknown GPU, refused
@@ -146,7 +146,7 @@ def flagged_moves(
     return flagged, None
 
 
-def finish(engine: Engine, job: Job, scraped: Scraped, secrets: tuple[str, ...]) -> ProviderOutcome:
+def finish(engine: Engine, job: ScrapeJob, scraped: Scraped, secrets: tuple[str, ...]) -> ProviderOutcome:
     """Store one provider's result in one transaction (or record why nothing was stored)."""
     last_good = _last_good_run(engine, job) if returned_nothing(scraped) else None
     judged = assess(job.name, scraped, last_good)
@@ -247,7 +247,7 @@ class _Refused(Exception):
     """Raised inside a provider's transaction to roll it back: the run is failed with this message."""
 
 
-def _last_good_run(engine: Engine, job: Job) -> LastGoodRun | None:
+def _last_good_run(engine: Engine, job: ScrapeJob) -> LastGoodRun | None:
     """The provider's last run in the same mode that stored offers (None when there is none, or the
     database cannot say)."""
     from db.schema import scrape_runs as runs
@@ -274,7 +274,9 @@ def _last_good_run(engine: Engine, job: Job) -> LastGoodRun | None:
     return None if last is None else LastGoodRun(last[0], last[1])
 
 
-def _without_conflicts(conn: Connection, offers: Sequence[Offer]) -> tuple[list[Offer], list[str]]:
+def _without_conflicts(
+    conn: Connection, offers: Sequence[NormalizedOffer]
+) -> tuple[list[NormalizedOffer], list[str]]:
     """Offers whose instance is new or recorded with the same GPU, and the names of the others."""
     recorded = store.recorded_instances(conn, {o.instance_key for o in offers})
     kept, conflicts = [], []
@@ -290,7 +292,7 @@ def _without_conflicts(conn: Connection, offers: Sequence[Offer]) -> tuple[list[
     return kept, conflicts
 
 
-def _instance_row(offer: Offer) -> store.InstanceRow:
+def _instance_row(offer: NormalizedOffer) -> store.InstanceRow:
     return store.InstanceRow(
         provider=offer.provider,
         region=offer.region,
@@ -303,7 +305,7 @@ def _instance_row(offer: Offer) -> store.InstanceRow:
     )
 
 
-def _price_row(offer: Offer, observed_at: dt.datetime) -> store.PriceRow:
+def _price_row(offer: NormalizedOffer, observed_at: dt.datetime) -> store.PriceRow:
     return store.PriceRow(
         instance=offer.instance_key,
         billing=offer.billing,
@@ -318,7 +320,7 @@ def _price_row(offer: Offer, observed_at: dt.datetime) -> store.PriceRow:
     )
 
 
-def _availability_row(offer: Offer, observed_at: dt.datetime) -> store.AvailabilityRow:
+def _availability_row(offer: NormalizedOffer, observed_at: dt.datetime) -> store.AvailabilityRow:
     return store.AvailabilityRow(
         instance=offer.instance_key,
         billing=offer.billing,

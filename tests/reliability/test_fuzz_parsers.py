@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.billing import BILLING_MODES, UNIT_OF_MODE
-from planner.ingest.normalize import MAX_CNY_PER_GPU_HOUR, Offer, normalize_offers
+from planner.ingest.normalize import MAX_CNY_PER_GPU_HOUR, NormalizedOffer, normalize_offers
 from planner.providers import PROVIDERS
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy, HttpResponse
@@ -204,7 +204,7 @@ def expect_records_or_scrape_error(call: Callable[[], Any]) -> Any:
     return result
 
 
-def assert_storable(offer: Offer) -> None:
+def assert_storable(offer: NormalizedOffer) -> None:
     """What the database columns accept on both SQLite and PostgreSQL (db/schema.py)."""
 
     def text(value: object, limit: int | None, optional: bool = False) -> None:
