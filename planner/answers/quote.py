@@ -41,10 +41,17 @@ from planner.pricing.cost import (
 from planner.pricing.cost import (
     MAX_HOURS as MAX_HOURS,
 )
-from planner.pricing.offer import NOTHING_RENTABLE
+from planner.pricing.offer import NOTHING_RENTABLE, STOCK_COLUMNS, stock_columns
 from planner.pricing.query import chosen_scope
 from planner.pricing.rank import cheaper_outside, cheapest_per_instance, price_key, rank_costs, stocked_to_top
-from planner.pricing.recent import HISTORY_DAYS, LATEST, check_basis, recent_prices
+from planner.pricing.recent import (
+    HISTORY_COLUMNS,
+    HISTORY_DAYS,
+    LATEST,
+    check_basis,
+    history_columns,
+    recent_prices,
+)
 
 if TYPE_CHECKING:  # a bad argument is refused before SQLAlchemy is imported: db is imported on use
     from sqlalchemy.engine import Connection
@@ -270,3 +277,51 @@ def _shown(ranked: list[JobCost], top: int | None) -> list[JobCost]:
         return rentable + others[: top - len(rentable)]
     last = price_key(rentable[top - 1])
     return rentable[:top] + [o for o in others if price_key(o) < last]
+
+
+# The CSV of ``planner quote``: an option's JSON fields in the order a spreadsheet reads best, its
+# stock and its price history flattened into columns of their own.
+CSV_COLUMNS = (
+    "provider",
+    "region",
+    "instance_type",
+    "gpu_model",
+    "gpus_per_instance",
+    "instances",
+    "idle_gpus",
+    "billing",
+    "unit_price",
+    "price_basis",
+    "latest_unit_price",
+    "unit",
+    "currency",
+    "units_paid",
+    "tiers",
+    "total_cny",
+    "cny_per_gpu_hour",
+    "link",
+    "nvlink_gbps_bidir",
+    "observed_at",
+    "age_days",
+    "source",
+    "from_snapshot",
+    "china_variant",
+    "gpu_note",
+    "interruptible",
+    "subscription_breakeven_hours_per_month",
+    "median_unit_price",
+    "stock_state",
+    *STOCK_COLUMNS,
+    "unavailable",
+    *HISTORY_COLUMNS,
+    "trend",
+)
+
+
+def csv_row(option: JobCost) -> dict[str, object]:
+    """One option as a row of ``CSV_COLUMNS``."""
+    row = option_dict(option)
+    row["tiers"] = "; ".join(str(t) for t in option.tiers_used) or None
+    row.update(stock_columns(option.offer.stock))
+    row.update(history_columns(option.history))
+    return row

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 
 from planner.output import money, short, table
 from planner.pricing.cost import JobCost, shown_total
-from planner.pricing.freshness import age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.freshness import OLD_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.recent import HISTORY_DAYS
 from planner.pricing.words import (
     MARKET_PRICE_NOTE,
     MARKET_STOCK_NOTE,
+    TIE_RULE,
     TIE_SENTENCE,
     TIERS_NOTE,
     stock_state_words,
@@ -20,6 +22,32 @@ from planner.views.notes import outside_lines, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.quote import Quote
+
+
+# ``planner quote --help``: the rules it states are read from the constants that make them.
+HELP = f"""The cheapest provider, instance and billing mode for a job of N GPUs for H hours.
+
+Every instance carrying the GPU is costed on each billing mode it is sold on (whole instances,
+whole subscription periods, Tencent's hourly tiers, which the table notes) and shown once, on its
+cheapest mode. Options sold out, short of idle GPUs or not orderable at the provider's last refresh are listed
+last and never recommended; {TIE_RULE}.
+Spot prices appear only with --billing spot. China variants only with --include-variants.
+Mainland China regions only unless --scope all (or [quote] scope); a cheaper option outside is
+named in one line. Each option shows its age; "(old)" marks a price over {OLD_DAYS} days old, and a
+recommendation on a price over a year old is warned about.
+Each option shows its {HISTORY_DAYS}-day min-median-max and trend (up, down or flat); --price-basis median or
+min costs the job on those instead of the latest price, where an option has the history.
+
+\b
+Examples:
+  planner quote --gpu A100 --hours 500
+  planner quote --gpu H800 --gpus 8 --hours 300 --days 30
+  planner quote --gpu A100-80GB --hours 100 --provider aliyun --format json
+  planner quote --gpu RTX4090 --hours 200 --price-basis median
+  planner quote --gpu T4 --hours 100 --scope all
+"""
+
+BASIS_HELP = f"Cost on each option's latest price (default), or its {HISTORY_DAYS}-day median or min"
 
 
 def render_quote(result: Quote) -> str:
