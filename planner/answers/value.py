@@ -45,7 +45,7 @@ from planner.pricing.cost import (
     cheapest_by_model,
     offers_in_and_out_of_scope,
 )
-from planner.pricing.query import chosen_scope, scope_words
+from planner.pricing.query import chosen_scope, models, scope_words
 from planner.pricing.rank import LeftOut
 from planner.wording import Phrase
 
@@ -197,6 +197,38 @@ def check_options(
     scope = chosen_scope(scope, config)
     query = OfferQuery.build((), tuple(providers), (), tuple(billing), vgpu=True, scope=scope)
     return check_sort(sort), replace(query, billing=query.billing or DEFAULT_BILLING)
+
+
+@dataclass(frozen=True)
+class ValueRequest:
+    """What ``planner gpus --value`` ranks: the GPU models (and the China variants left out), the offers
+    admitted, the sort and whether per purchase yuan."""
+
+    models: tuple[GpuModel, ...]
+    left_out: tuple[GpuModel, ...]
+    offers: OfferQuery
+    sort: str = "tflops"
+    buy: bool = False
+
+    @classmethod
+    def from_flags(cls, given: Mapping[str, Any], config: Config) -> ValueRequest:
+        """The request from the command line's values (``gpu``, ``include_variants``, ``sort``,
+        ``providers``, ``billing``, ``scope``, ``buy``) and ``config`` (``[quote] scope``); a bad name
+        is refused here, before the database opens."""
+        sort, offers = check_options(
+            given.get("sort") or "tflops", given.get("providers", ()), given.get("billing", ()),
+            given.get("scope"), config,
+        )  # fmt: skip
+        gpu = given.get("gpu")
+        chosen, left_out = models(
+            OfferQuery.build([gpu] if gpu else [], include_variants=True), bool(given.get("include_variants"))
+        )
+        return cls(tuple(chosen), tuple(left_out), offers, sort, bool(given.get("buy")))
+
+    def rank(self, conn: Connection, fx: Mapping[str, object]) -> ValueRanking:
+        return value_ranking(
+            conn, self.models, fx, self.offers, sort=self.sort, buy=self.buy, left_out=self.left_out
+        )
 
 
 def check_sort(sort: str) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from planner import catalog
-from planner.answers.value import check_options, value_columns, value_ranking
+from planner.answers.value import ValueRequest, value_columns
 from planner.catalog import interconnect_label
 from planner.commands.emit import emit, reading_engine
 from planner.commands.options import (
@@ -19,8 +19,6 @@ from planner.commands.options import (
     single_gpu_option,
 )
 from planner.errors import UsageError
-from planner.pricing.query import OfferQuery
-from planner.pricing.query import models as models_of
 from planner.views.gpus import render_catalog, render_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -114,18 +112,12 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
         else:
             _catalog_listing(catalog.all_models(), fmt)
         return
-    # planner.answers.value (and the database) only here: the catalog listing stays as quick as it was.
-
-    # refused before the database opens
-    sort, offers = check_options(sort or "tflops", providers, billing, scope, app.config)
-    models, left_out = models_of(
-        OfferQuery.build([query] if query else [], include_variants=True), include_variants
-    )
+    flags = {"gpu": query, "include_variants": include_variants, "sort": sort, "providers": providers,
+             "billing": billing, "scope": scope, "buy": buy}  # fmt: skip
+    request = ValueRequest.from_flags(flags, app.config)  # refused before the database opens
     engine = reading_engine(app)
     with engine.connect() as conn:
-        result = value_ranking(
-            conn, models, app.config.section("fx"), offers, sort=sort, buy=buy, left_out=left_out
-        )
+        result = request.rank(conn, app.config.section("fx"))
     columns = value_columns(buy)
     emit(result, fmt, table=render_value, csv=lambda v: ([r.to_dict(buy) for r in v.ranked], columns))
 
