@@ -68,11 +68,13 @@ def write_export(
 
 
 def export_to_path(
-    engine: Engine, path: Path, gpu_models: Sequence[str] = (), providers: Sequence[str] = ()
+    engine: Engine, out: str, gpu_models: Sequence[str] = (), providers: Sequence[str] = ()
 ) -> int:
-    """Write the export to ``path``: a regular file through a temporary one beside it, renamed when
-    whole (so it is whole or untouched); a FIFO or a terminal (``/dev/stdout``) in place. Anything else
-    that is not a regular file is a UsageError: writing CSV onto a disk device is never meant."""
+    """Write the export to the file ``out`` names: a regular file through a temporary one beside it,
+    renamed when whole (so it is whole or untouched); a FIFO or a terminal (``/dev/stdout``) in place.
+    Anything else that is not a regular file is a UsageError: writing CSV onto a disk device is never
+    meant. A file that cannot be created is named as the user typed it."""
+    path = Path(out)
     if is_special(path):
         mode = path.stat().st_mode
         if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
@@ -87,7 +89,7 @@ def export_to_path(
             tmp = stack.enter_context(written_whole(path))
         except OSError as err:
             raise UsageError(
-                f"cannot write {str(path)!r}: {err.strerror}",
+                f"cannot write {out!r}: {err.strerror}",
                 hint="check that the folder exists and is writable",
             ) from None
         with open(tmp, "w", encoding="utf-8", newline="") as fh:

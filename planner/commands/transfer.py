@@ -10,7 +10,6 @@ file, and a block device or a socket is refused.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -97,7 +96,7 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
             except BrokenPipeError:  # `planner export | head -1`: the reader has what it wanted
                 quiet_exit_on_closed_pipe()
         else:
-            count = export_to_path(engine, Path(out), models, names)
+            count = export_to_path(engine, out, models, names)
     except OSError as err:
         raise PlannerError(
             f"cannot write {out or 'the export'!r}: {err.strerror or err}; nothing was written",
