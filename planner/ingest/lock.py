@@ -186,9 +186,14 @@ def _pg_lock(engine: Engine, holder: str, wait_s: float, sleep: Callable[[float]
                 pass  # the session is gone, and its lock with it
 
 
+# Hashed with the schema name into the lock's second key. Stored nowhere but shared by every planner that
+# refreshes one database, old and new: changing it would let two versions refresh at once.
+SCHEMA_KEY_PREFIX = "planner.refresh"
+
+
 def _schema_key(schema: str) -> int:
-    """A signed int4 derived from the schema name (stable across processes and machines)."""
-    value = int.from_bytes(hashlib.sha256(f"planner.ingest.refresh:{schema}".encode()).digest()[:4], "big")
+    """A signed int4 derived from the schema name (stable across processes, machines and versions)."""
+    value = int.from_bytes(hashlib.sha256(f"{SCHEMA_KEY_PREFIX}:{schema}".encode()).digest()[:4], "big")
     return value - (1 << 32) if value >= (1 << 31) else value
 
 
