@@ -31,14 +31,18 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(20_000, 10, 50)
 
 
+FAST_GROUP = "not slow"  # pyproject's -m: the group a worker per core runs
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist (-p no:xdist) still works
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` (pyproject's addopts): a worker per core for the fast group, but none for the slow
-    group. Its tests kill, time and measure whole processes and hold locks for seconds; beside a second
-    worker their deadlines and memory peaks would measure the neighbour."""
-    marks = config.option.markexpr or ""
-    if "slow" in marks and "not slow" not in marks:
-        return 0
-    return None  # xdist's own count: the cores this process may use
+    """``-n auto`` (pyproject's addopts): a worker per core for the fast group, and none for any other
+    selection (``-m slow``, ``-m ""``, ...) that may hold a slow test. Those kill, time and measure whole
+    processes and hold locks for seconds; beside a second worker their deadlines and memory peaks would
+    measure the neighbour."""
+    if " ".join((config.option.markexpr or "").split()) == FAST_GROUP:
+        return None  # xdist's own count: the cores this process may use
+    return 0
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -6,8 +6,6 @@ import os
 
 import click
 
-from planner.alerts.channels import CHANNELS
-from planner.alerts.rules import load_channels, load_rules
 from planner.commands.emit import emit
 from planner.commands.options import format_option
 from planner.views.alerts import render_check, render_rules
@@ -59,6 +57,7 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
       planner alerts check --dry-run --format json
     """
     from planner.alerts.check import check_alerts
+    from planner.alerts.rules import load_rules
     from planner.ingest.lock import refresh_lock
 
     load_rules(app.config)  # a bad rule is a usage error before the database is opened
@@ -83,7 +82,9 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
       planner alerts list
       planner alerts list --format json
     """
+    from planner.alerts.channels import CHANNELS
     from planner.alerts.check import RuleState, rule_states
+    from planner.alerts.rules import load_channels, load_rules
 
     channels = load_channels(app.config)
     rules = load_rules(app.config, channels)

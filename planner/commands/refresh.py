@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from planner import __version__
-from planner.alerts.rules import load_rules
 from planner.commands.emit import emit
 from planner.commands.options import format_option, provider_option, verbose_option
 from planner.providers import PROVIDERS, canonical_provider
@@ -82,6 +81,8 @@ def refresh(app, providers, save_raw, from_raw, no_alerts, fmt, verbose) -> None
 
     names = [canonical_provider(p) for p in providers]  # a typo is a usage error before anything runs
     if not no_alerts:
+        from planner.alerts.rules import load_rules  # its channels bring the mail stack
+
         load_rules(app.config)  # so is a bad alert rule
     engine = app.engine()
     summary = refresh_and_alert(  # one refresh at a time, the scheduler's too

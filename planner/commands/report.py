@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from planner import catalog
-from planner.answers.report import ReportNotSent, ReportOutcome, produce_report, recipients_for
 from planner.commands.emit import emit, note_loaded
 from planner.commands.options import (
     format_option,
@@ -18,8 +17,10 @@ from planner.commands.options import (
 )
 from planner.errors import PlannerError
 from planner.providers import canonical_provider
-from planner.smtp import smtp_settings
 from planner.views.report import render_report
+
+if TYPE_CHECKING:
+    from planner.answers.report import ReportOutcome
 
 
 @click.command()
@@ -75,6 +76,10 @@ def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:
       planner report --email               # to [email] recipients
       planner report --email ops@example.com --email ml@example.com --format json
     """
+    # The report pipeline loads the mail stack (smtplib, ssl): here, not for `report --help`.
+    from planner.answers.report import ReportNotSent, produce_report, recipients_for
+    from planner.smtp import smtp_settings
+
     models: list[str] = []
     for query in gpus:
         models.extend(s.model.name for s in catalog.resolve_query(query, False))

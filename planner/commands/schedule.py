@@ -6,7 +6,6 @@ from functools import partial
 
 import click
 
-from planner.alerts.rules import load_rules
 from planner.commands.emit import emit
 from planner.commands.options import format_option, verbose_option
 from planner.views.schedule import render_schedule
@@ -60,6 +59,8 @@ def schedule(app, once, show_list, count, fmt, verbose) -> None:  # noqa: ANN001
     stock_every_s = every_seconds(settings.get("stock_every", ""))  # mistakes show now, not at 02:00
     if stock_every_s:
         stock_providers(app.config)
+    from planner.alerts.rules import load_rules  # its channels bring the mail stack
+
     load_rules(app.config)
     if once and show_list:
         raise click.UsageError("--once and --list do not go together")

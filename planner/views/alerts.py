@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.alerts.channels import CHANNELS
 from planner.output import money, short, table
 
 
@@ -61,6 +60,8 @@ def render_rules(doc: dict[str, Any]) -> str:
     ]
     lines = [table(rows, ["rule", "condition", "channels", "holding", "unsent", "last fired (UTC)"], (3, 4))]
     if channel_records:
+        from planner.alerts.channels import CHANNELS  # the e-mail kind brings the mail stack
+
         lines += ["", "Channels:"]
         for c in channel_records:
             through = CHANNELS[c["kind"]].sends_through
