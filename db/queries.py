@@ -126,7 +126,7 @@ def _latest_statement(
 def latest_rows(
     table: Table,
     last: str,
-    wanted_instances: Select,
+    instance_ids: Select,
     *,
     billing: Sequence[str] | None = None,
     below: object = None,
@@ -147,7 +147,7 @@ def latest_rows(
     LATERAL subquery: the planner cannot guess how many series a recursive CTE yields and, guessing
     too many, would join back by scanning the whole table.
     """
-    ids = wanted_instances.subquery(f"{name}_wanted")
+    ids = instance_ids.subquery(f"{name}_wanted")
     t = table.alias(f"{name}_t")
     first_mode = select(func.min(t.c.billing)).where(t.c.instance_id == ids.c.id).scalar_subquery()
     series = select(ids.c.id.label("instance_id"), first_mode.label("billing")).cte(
@@ -335,7 +335,7 @@ def price_history(
     With ``in_scope`` (provider, region: whether the region counts; the caller's region scope) they are
     grouped per region too, and the regions it keeps are merged here.
     """
-    wanted = _wanted_instances(gpu_models, providers)
+    wanted = wanted_instances(gpu_models, providers)
     by_region = in_scope is not None
     price_rows: Sequence[Any] = conn.execute(_history_statement(wanted, since, billing, by_region)).all()
     stock = _stock_history(conn, wanted, since, billing, by_region)
@@ -372,18 +372,22 @@ def newest_price_day(
     billing: Sequence[str] | None = None,
 ) -> dt.date | None:
     """The newest observation day among the prices ``price_history`` would read (None: no price)."""
-    price_filter = [prices.c.instance_id.in_(_wanted_instances(gpu_models, providers))]
+    price_filter = [prices.c.instance_id.in_(wanted_instances(gpu_models, providers))]
     if billing:
         price_filter.append(prices.c.billing.in_(list(billing)))
     day = conn.execute(select(func.max(prices.c.observed_on)).where(*price_filter)).scalar()
     return dt.date.fromisoformat(day) if isinstance(day, str) else day
 
 
-def _wanted_instances(gpu_models: Sequence[str], providers: Sequence[str] | None) -> Select:
-    inst_filter = [instances.c.gpu_model.in_(list(gpu_models))]
+def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
+    """The ids of the instances of ``gpu_models`` at ``providers`` (either empty or None: all), through
+    ``ix_instances_gpu_model``: the history's, the report's and the export's one instance filter."""
+    conditions = []
+    if gpu_models:
+        conditions.append(instances.c.gpu_model.in_(list(gpu_models)))
     if providers:
-        inst_filter.append(instances.c.provider.in_(list(providers)))
-    return select(instances.c.id).where(*inst_filter)
+        conditions.append(instances.c.provider.in_(list(providers)))
+    return select(instances.c.id).where(*conditions)
 
 
 def _kept_regions(
@@ -422,9 +426,9 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 
 def _history_statement(
-    wanted_instances: Select, since: dt.date, billing: Sequence[str] | None, by_region: bool = False
+    wanted: Select, since: dt.date, billing: Sequence[str] | None, by_region: bool = False
 ) -> Select:
-    price_filter = [prices.c.instance_id.in_(wanted_instances), prices.c.observed_on >= since]
+    price_filter = [prices.c.instance_id.in_(wanted), prices.c.observed_on >= since]
     if billing:
         price_filter.append(prices.c.billing.in_(list(billing)))
     # A marketplace's median per GPU-hour: median_price scaled like price (same unit and GPUs).
@@ -455,7 +459,7 @@ def _history_statement(
 
 def _stock_history(
     conn: Connection,
-    wanted_instances: Select,
+    wanted: Select,
     since: dt.date,
     billing: Sequence[str] | None,
     by_region: bool = False,
@@ -464,7 +468,7 @@ def _stock_history(
     stock, how many sold out, the idle/total GPUs and the most idle on any one machine (a
     marketplace's), each instance counted at its last run of the day."""
     region = [instances.c.region] if by_region else []
-    last_filter = [availability.c.instance_id.in_(wanted_instances), availability.c.observed_on >= since]
+    last_filter = [availability.c.instance_id.in_(wanted), availability.c.observed_on >= since]
     if billing:
         last_filter.append(availability.c.billing.in_(list(billing)))
     last = (

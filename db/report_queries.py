@@ -16,27 +16,17 @@ from typing import Any
 from sqlalchemy import Row, RowMapping, Select, and_, func, select
 from sqlalchemy.engine import Connection
 
-from db.queries import latest_rows, uses_lateral
+from db.queries import latest_rows, uses_lateral, wanted_instances
 from db.schema import availability, instances, prices, scrape_runs
 from vocab import BillingMode
 
 # max_idle_gpus_per_machine: a marketplace's (AutoDL) idle GPUs are summed over machines; the most on one.
-STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
+REPORT_STOCK_COLUMNS = ("stock_status", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 # The chart compares the headline price: pay by the hour, no commitment.
 TREND_BILLING = BillingMode.ON_DEMAND.value
 # Run columns the health table shows after the counts: what the provider could see (public, account,
 # replay), offers not stored, stored prices flagged as tenfold moves.
 RUN_EXTRAS = ("mode", "offers_skipped", "prices_flagged")
-
-
-def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
-    """The ids of the instances of ``gpu_models`` at ``providers`` (either empty or None: all)."""
-    conditions = []
-    if gpu_models:
-        conditions.append(instances.c.gpu_model.in_(list(gpu_models)))
-    if providers:
-        conditions.append(instances.c.provider.in_(list(providers)))
-    return select(instances.c.id).where(*conditions)
 
 
 def as_of(
@@ -166,7 +156,7 @@ def stock_rows(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ) -> Sequence[RowMapping]:
     """The newest availability row of every series of the instances in scope: provider, region,
-    instance_type, billing, the ``STOCK_COLUMNS`` and observed_at_utc."""
+    instance_type, billing, the ``REPORT_STOCK_COLUMNS`` and observed_at_utc."""
     newest = latest_rows(
         availability,
         "run_id",
@@ -179,7 +169,7 @@ def stock_rows(
         instances.c.region,
         instances.c.instance_type,
         newest.c.billing,
-        *(newest.c[c] for c in STOCK_COLUMNS),
+        *(newest.c[c] for c in REPORT_STOCK_COLUMNS),
         newest.c.observed_at.label("observed_at_utc"),
     ).join(instances, instances.c.id == newest.c.instance_id)
     return conn.execute(query).mappings().all()

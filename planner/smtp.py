@@ -11,7 +11,7 @@ from planner.wording import Phrase
 from reports.mail import PLAIN_LOGIN_HINT, SmtpSettings, plain_login_refused
 
 
-def smtp_settings(config: Config, env: dict[str, str] | None = None):  # noqa: ANN201 - reports.mail.SmtpSettings
+def smtp_settings(config: Config, env: dict[str, str] | None = None) -> SmtpSettings:
     """The [email] settings and PLANNER_SMTP_PASSWORD, checked before anything is written."""
     email = config.section("email")
     if not email["smtp_host"]:

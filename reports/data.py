@@ -15,7 +15,14 @@ import pandas as pd
 from sqlalchemy.engine import Connection
 
 from db.queries import latest_prices
-from db.report_queries import RUN_EXTRAS, STOCK_COLUMNS, change_rows, last_refreshes, stock_rows, trend_rows
+from db.report_queries import (
+    REPORT_STOCK_COLUMNS,
+    RUN_EXTRAS,
+    change_rows,
+    last_refreshes,
+    stock_rows,
+    trend_rows,
+)
 from vocab import PRICE_COLUMNS as VOCAB_PRICE_COLUMNS
 from vocab import BillingMode, StockStatus
 
@@ -231,7 +238,7 @@ def availability_frame(
     """
     frame = latest[["gpu_model", "provider", "region", "instance_type", "gpus_per_instance", "billing"]]
     stock = pd.DataFrame(
-        stock_rows(conn, gpu_models, providers), columns=[*_KEY, *STOCK_COLUMNS, "observed_at_utc"]
+        stock_rows(conn, gpu_models, providers), columns=[*_KEY, *REPORT_STOCK_COLUMNS, "observed_at_utc"]
     )
     frame = frame.merge(stock, on=list(_KEY), how="left")
     for name in ("idle_gpus", "total_gpus", "max_idle_gpus_per_machine"):

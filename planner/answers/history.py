@@ -22,7 +22,8 @@ from planner.pricing.query import ALL, chosen_scope, within
 if TYPE_CHECKING:  # pragma: no cover
     from planner.config import Config
 
-STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
+# A history day's stock, as its CSV and JSON columns: counted over the instances of the day.
+DAY_STOCK_KEYS = ("instances_with_stock", "sold_out", "idle_gpus", "total_gpus", "max_idle_gpus_per_machine")
 
 
 class HistoryDay(Protocol):
@@ -123,7 +124,7 @@ class History:
         out = []
         for record in self.records():
             stock = record.pop("availability") or {}
-            out.append(record | {key: stock.get(key) for key in STOCK_KEYS})
+            out.append(record | {key: stock.get(key) for key in DAY_STOCK_KEYS})
         return out
 
 

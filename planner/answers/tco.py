@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.rental import RentalCurve
     from planner.catalog import GpuModel
     from planner.config import Config
-    from planner.pricing.cost import JobCost, OfferQuery
+    from planner.pricing.cost import JobCost
 
 # The default figures are written once, in defaults.toml [tco] (what config.toml documents); their
 # sources are the comments below.

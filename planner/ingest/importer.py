@@ -48,6 +48,7 @@ from planner.ingest.normalize import (
     cny_per_gpu_hour,
     parse_price,
 )
+from planner.ingest.run_text import first_line
 from planner.money import PriceRejected, fx_rate
 from planner.providers import canonical_provider
 from planner.text import CONTROL, without_invisible
@@ -94,10 +95,8 @@ def import_file(
     try:
         return import_csv(engine, path, fx, replace=replace)
     except exc.DBAPIError as err:
-        text = str(getattr(err, "orig", None) or err).strip()
-        first = text.splitlines()[0] if text else type(err).__name__
         raise DatabaseError(
-            f"nothing imported from {path}: the database refused the write ({first})",
+            f"nothing imported from {path}: the database refused the write ({first_line(err)})",
             hint=store.write_hint(err),
         ) from None
 

@@ -49,19 +49,22 @@ DATE_UNKNOWN = "DATE UNKNOWN"
 # Points whose source names a GPU family with several memory sizes but not the size.
 ASSUMED_MEMORY_GB = {("tencent", "A100"): 40, ("volcengine", "A100"): 80, ("tencent", "H20"): 96}
 
-# AutoDL's own GPU names (its ``gpu_type`` list, shared/reference/samples/autodl_gpu_type_list.json),
-# which ``scrapers.providers.autodl`` stores as the instance type; a model not listed keeps the source's name.
-AUTODL_GPU_NAMES = {
-    "A100-40GB": "A100-PCIE-40GB",
-    "A800-80GB": "A800-80GB",
-    "H20-96GB": "H20-NVLink",
-    "H800-80GB": "H800",
-    "RTX3090-24GB": "RTX 3090",
-    "RTX4090-24GB": "RTX 4090",
-    "RTX4090D-24GB": "RTX 4090D",
-    "RTX5090-32GB": "RTX 5090",
-    "RTXPRO6000-96GB": "RTX PRO 6000",
-    "V100-32GB": "V100-32GB",
+# A marketplace's own GPU names, which its scraper stores as the instance type: AutoDL's ``gpu_type``
+# list (shared/reference/samples/autodl_gpu_type_list.json, ``scrapers.providers.autodl``). A model not
+# listed keeps the source's name.
+MARKET_GPU_NAMES: dict[str, dict[str, str]] = {
+    "autodl": {
+        "A100-40GB": "A100-PCIE-40GB",
+        "A800-80GB": "A800-80GB",
+        "H20-96GB": "H20-NVLink",
+        "H800-80GB": "H800",
+        "RTX3090-24GB": "RTX 3090",
+        "RTX4090-24GB": "RTX 4090",
+        "RTX4090D-24GB": "RTX 4090D",
+        "RTX5090-32GB": "RTX 5090",
+        "RTXPRO6000-96GB": "RTX PRO 6000",
+        "V100-32GB": "V100-32GB",
+    },
 }
 
 
@@ -207,7 +210,8 @@ def _fit(source: str, suffix: str = "") -> str:
 
 def _instance_type(point: dict, full_types: set[tuple[str, str]], model: str) -> str:
     if point["provider"] in MARKETPLACES:  # a marketplace prices per GPU model: "RTX 4090 (machine west-B)"
-        return AUTODL_GPU_NAMES.get(model) or re.sub(r"\s*\(.*\)$", "", point["gpu_model"]).strip()
+        named = MARKET_GPU_NAMES.get(point["provider"], {}).get(model)
+        return named or re.sub(r"\s*\(.*\)$", "", point["gpu_model"]).strip()
     itype = point["instance_type"].strip()
     if itype.startswith("(") and itype.endswith(")"):  # "(GN7)": a family named in brackets
         itype = itype[1:-1].strip()

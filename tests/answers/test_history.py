@@ -95,7 +95,7 @@ def test_history_query_runs_on_the_indexes_on_sqlite(tmp_path):
     seed(eng)
     with eng.connect() as conn:
         conn.execute(text("ANALYZE"))
-        wanted = queries._wanted_instances(["A100-40GB"], None)  # noqa: SLF001
+        wanted = queries.wanted_instances(["A100-40GB"], None)
         stmt = queries._history_statement(wanted, TODAY - dt.timedelta(days=30), None)  # noqa: SLF001
         compiled = stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
         plan = " | ".join(str(r[-1]) for r in conn.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
