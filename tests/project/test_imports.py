@@ -8,6 +8,9 @@
   through another module, is an answer, the ingest code, a view, a command, ``ops``, ``alerts`` or
   ``reports``. What it shares with them (money arithmetic, how a time is written) lives in leaves
   (``planner.money``, ``vocab``).
+- The floors of ``planner`` point down (``FLOORS``); views and commands import no ``db``, commands
+  no ``reports``.
+- An import inside a function is a door to something heavy (``HEAVY``) or has a named reason.
 - No module under ``tests/`` imports a test module (``tests.test_*``): shared helpers live in
   ``tests/helpers/`` and shared fixtures in ``tests/conftest.py``.
 """
