@@ -75,3 +75,19 @@ def test_tco_on_a_given_rental_price_never_opens_the_database(tmp_path):
     assert answer.rental is None and answer.outside is None
     assert answer.result.rent_cny_per_gpu_hour == Decimal("1.9")
     assert answer.to_dict()["rental"] is None and answer.to_dict()["scope"] == "mainland"
+
+
+def test_a_value_request_takes_its_scope_from_the_config_and_refuses_a_bad_sort(tmp_path):
+    from planner.answers.value import ValueRequest
+    from planner.errors import UnknownNameError
+
+    config = _config(tmp_path, '[quote]\nscope = "all"\n')
+    request = ValueRequest.from_flags({"gpu": "A100", "sort": None, "buy": True}, config)
+    assert request.offers.scope == "all" and request.sort == "tflops" and request.buy
+    assert {m.name for m in request.models} == {"A100-40GB", "A100-80GB"}
+    assert {m.name for m in request.left_out} >= {"A800-80GB"}  # China variants only when asked
+    asked = ValueRequest.from_flags({"gpu": "A100", "include_variants": True, "scope": "mainland"}, config)
+    assert "A800-80GB" in {m.name for m in asked.models} and asked.left_out == ()
+    assert asked.offers.scope == "mainland"
+    with pytest.raises(UnknownNameError):
+        ValueRequest.from_flags({"sort": "speed"}, config)
