@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from planner.app import App
     from planner.ingest.snapshot import SnapshotInfo
 
-from planner.commands.flags import typed_tree
 from planner.output import csv_text, dumps_json
+from planner.views.typed import typed_tree
 
 R = TypeVar("R")
 CsvRows = tuple[Iterable[Mapping[str, Any]], Sequence[str]]

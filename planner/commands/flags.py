@@ -13,10 +13,8 @@ from __future__ import annotations
 import click
 
 from planner.errors import PlannerError
-from planner.views.typed import flag_for, namer, typed, typed_tree
+from planner.views.typed import namer
 from planner.wording import worded
-
-__all__ = ["as_typed", "flag_for", "namer", "typed", "typed_tree"]
 
 
 def as_typed(err: PlannerError, *commands: click.Command | None) -> PlannerError:

@@ -122,6 +122,6 @@ def _show(outcome: ReportOutcome, fmt: str) -> None:
     emit(
         outcome.to_dict(),
         fmt,
-        table=lambda _: render_report(outcome, outcome.listing()),
+        table=lambda _: render_report(outcome),
         csv=lambda d: (d["files"], ("table", "path", "rows")),
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner.output import table
@@ -12,7 +11,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.report import ReportOutcome
 
 
-def render_report(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str]]) -> str:
+def render_report(outcome: ReportOutcome) -> str:
     """Where the report went: each file (name, rows, contents), the chart's and the scope's notes, the
     providers whose last refresh failed and who it was sent to."""
     report, chart = outcome.report, outcome.chart
@@ -20,7 +19,7 @@ def render_report(outcome: ReportOutcome, listed: list[tuple[str, Path, int, str
     lines = [
         f"Report of {report.day.isoformat()} (newest price observed {newest}, UTC) in {outcome.out_dir}:"
     ]
-    rows = [[path.name, str(count), what] for _, path, count, what in listed]
+    rows = [[path.name, str(count), what] for _, path, count, what in outcome.listing()]
     lines.append(table(rows, ["file", "rows", "contents"], align_right=(1,)))
     if chart is not None and chart.note and not chart.failed:  # a failure was a warning on stderr
         lines.append(chart.note)
