@@ -204,6 +204,7 @@ class Plan:
     scope: str = "all"
     outside: PlanOption | None = None  # a cheaper option outside ``scope``, not ranked among options
     priced_outside_only: tuple[str, ...] = ()  # GPU models with prices outside ``scope`` only
+    history_days: int = HISTORY_DAYS  # the window of each option's price trend ([quote] history_days)
 
     @property
     def as_of(self) -> dt.datetime | None:
@@ -308,6 +309,7 @@ def plan(
         deadline_hours=deadline,
         scope=query.scope,
         outside=cheaper,
+        history_days=history_days,
     )
 
 

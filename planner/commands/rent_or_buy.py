@@ -22,6 +22,7 @@ from planner.commands.options import (
     scope_option,
     single_gpu_option,
 )
+from planner.pricing.recent import HISTORY_DAYS
 from planner.views.notes import outside_lines
 from planner.views.tco import render_tco
 
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
     metavar="CNY",
     help="Rental CNY per GPU-hour (default: the cheapest in the database).",
 )
-@price_basis_option("Rental price: its 30-day median (default), latest or min")
+@price_basis_option(f"Rental price: its {HISTORY_DAYS}-day median (default), latest or min")
 @provider_option
 @billing_option
 @scope_option

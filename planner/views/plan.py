@@ -44,7 +44,7 @@ def render_plan(p: Plan) -> str:
     else:
         rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]
         headers = ["#", "gpu", "GPUs", "instances", "link", "wall h", "provider", "region", "instance",
-                   "billing", "total CNY", "CNY/GPU-h", "30d", "observed", "age", "marks"]  # fmt: skip
+                   "billing", "total CNY", "CNY/GPU-h", f"{p.history_days}d", "observed", "age", "marks"]  # fmt: skip
         right: tuple[int, ...] = (0, 2, 5, 10, 11)
         if m.task == "inference":
             headers[10:10] = ["CNY/M tok (this job)", "CNY/M tok (steady state)"]
@@ -104,7 +104,8 @@ def render_plan(p: Plan) -> str:
                 else "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, "
                 "GPU generation and model scale (docs/calibration.md)"
             )
-            + " (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days."
+            + f" (--mfu to change); 'instances' is count x GPUs each. '{p.history_days}d' is the price trend"
+            f" over {p.history_days} days."
         )
     lines.extend(age_legend([o.rental.offer for o in p.options]))
     if any(o.rental.gpus > 1 for o in p.options):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from planner.answers.rental import describe
 from planner.output import money, short, table
+from planner.pricing.recent import HISTORY_DAYS
 from planner.views.typed import typed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +41,7 @@ def render_tco(
     if rental is not None:
         lines.append(f"Renting:    {rental.gpus} GPU(s) for {rental.hours:,.1f} h on {describe(rental)}")
         if basis != "latest" and rental.price_basis == "latest":
-            lines.append(f"            (no 30-day history for a {basis}: the latest price)")
+            lines.append(f"            (no {HISTORY_DAYS}-day history for a {basis}: the latest price)")
         if not rental.rentable:
             lines.append("            (sold out at the provider's last refresh, like every other offer)")
         if rental.tiers_used:

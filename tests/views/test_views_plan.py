@@ -35,3 +35,17 @@ Pareto (no other option is both cheaper and faster): RTX4090-24GB, A100-40GB, A1
 Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU generation and model scale (docs/calibration.md) (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days.
 age: days since the price was observed; (old): more than 90 days, prices may have moved since: run `planner refresh` for today's prices, or check the provider's site.
 'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': a marketplace's (AutoDL) GPUs rented together on one of its machines (up to 8), which needs that many idle on one machine."""
+
+
+def test_the_trend_column_names_the_window_the_plan_read(engine, tmp_path, monkeypatch):
+    """[quote] history_days = 7: the column and its note say 7 days, as the trend was read over 7."""
+    freeze_today(monkeypatch)
+    store_prices(engine, tmp_path)
+    workload = Workload(params=None, task="lora", tokens=1_000_000_000, model="qwen2.5-7b")
+    request = PlanRequest(workload, OfferQuery.build(["A100"]), history_days=7)
+    with engine.connect() as conn:
+        result = plan_for(conn, request, FX)
+    text = render_plan(result)
+    header = next(line for line in text.splitlines() if line.startswith("#  gpu"))
+    assert " 7d " in header and "30d" not in header
+    assert "'7d' is the price trend over 7 days." in text
