@@ -33,3 +33,10 @@ def printable(text: str, keep_lines: bool = False) -> str:
         return text
     control = _CONTROL_BUT_LINES if keep_lines else CONTROL
     return control.sub(" ", INVISIBLE.sub("", text))
+
+
+def first_line(err: Exception) -> str:
+    """The first line of an error (a database driver's own, under SQLAlchemy's wrapper), or its type's
+    name when it says nothing."""
+    text = str(getattr(err, "orig", None) or err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -48,10 +48,9 @@ from planner.ingest.normalize import (
     cny_per_gpu_hour,
     parse_price,
 )
-from planner.ingest.run_text import first_line
 from planner.money import PriceRejected, fx_rate
 from planner.providers import canonical_provider
-from planner.text import CONTROL, without_invisible
+from planner.text import CONTROL, first_line, without_invisible
 from planner.units import parse_decimal
 from planner.wording import Phrase
 from reports.cells import FORMULA_PREFIXES

@@ -37,11 +37,6 @@ def listed(items: Sequence[str], sep: str = "; ") -> str:
     return shown + (f"; and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
 
 
-def first_line(err: Exception) -> str:
-    text = str(getattr(err, "orig", None) or err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
-
-
 def clean(text: str, limit: int, keep_lines: bool = False) -> str:
     """``text`` without control or invisible characters (NUL is refused by PostgreSQL; C1 and bidi
     characters rewrite a terminal: see ``planner.text``), cut to ``limit`` characters."""

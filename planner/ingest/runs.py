@@ -23,7 +23,8 @@ from db import store
 from planner.config import Config
 from planner.errors import DatabaseError
 from planner.ingest.normalize import Normalized
-from planner.ingest.run_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, first_line, scrub
+from planner.ingest.run_text import MAX_NAME_CHARS, MAX_TEXT_CHARS, clean, scrub
+from planner.text import first_line
 from scrapers.recording import redact_url
 from vocab import RunStatus
 

@@ -29,11 +29,11 @@ from planner.ingest.run_text import (
     MAX_TEXT_CHARS,
     by_reason,
     clean,
-    first_line,
     listed,
     scrub,
 )
 from planner.ingest.runs import ProviderOutcome, Scraped, ScrapeJob, fail
+from planner.text import first_line
 from vocab import STORED_RUN_STATUSES, RunStatus
 
 if TYPE_CHECKING:
