@@ -3,7 +3,9 @@
 ``db.store.insert_prices`` (a refresh: one batch of PriceRows) and ``planner import`` (a file of any
 length, in batches inside one transaction) both come here, so the rules are the same: one observation
 per instance, billing mode and day, the first of a batch winning; ``changed`` counted against the
-latest earlier observation of each series. Records are ``db.records.PriceRecord``. Values are bound
+latest earlier observation of each series. History records changes, not sightings: a record at the
+same price as the observation before it in its series confirms that one (its ``confirmed_at`` moves
+on) instead of adding a row. Records are ``db.records.PriceRecord``. Values are bound
 the way SQLAlchemy binds them, without building a parameter dictionary per row (see ``_PriceValues``).
 """
 
@@ -16,7 +18,7 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, or_, select, tuple_, update
 from sqlalchemy.engine import Connection
 
 from db.queries import latest_rows, uses_lateral
@@ -38,7 +40,10 @@ _INSERTED = (
     "run_id",
     "source",
     "median_price",
+    "confirmed_at",
+    "unlisted_at",
 )
+_CONFIRMED = _INSERTED.index("confirmed_at")
 
 
 def append_prices(
@@ -123,9 +128,30 @@ def replace_corrections(conn: Connection, corrections: Sequence[Correction], run
                 median_price=record.median_price,
                 source=record.source,
                 observed_at=record.observed_at,
+                confirmed_at=record.confirmed_at,
+                unlisted_at=record.unlisted_at,
                 run_id=run_id,
             )
         )
+
+
+def move_to_run(
+    conn: Connection, from_run: int, to_run: int, keys: Sequence[tuple[int, str, dt.date]]
+) -> int:
+    """Give the observations ``from_run`` stored for ``keys`` (instance id, billing, day) to ``to_run``;
+    returns how many moved."""
+    moved = 0
+    for chunk in chunks(sorted(keys), 400):
+        result = conn.execute(
+            update(prices)
+            .where(
+                prices.c.run_id == from_run,
+                tuple_(prices.c.instance_id, prices.c.billing, prices.c.observed_on).in_(list(chunk)),
+            )
+            .values(run_id=to_run)
+        )
+        moved += int(result.rowcount or 0)
+    return moved
 
 
 def _six_places(value: Decimal) -> Decimal:
@@ -186,8 +212,14 @@ def _append(
     to_db = _PriceValues(conn.dialect)
     changes: list[PriceChange] = []
     changed = 0
+    confirmed = 0
     in_order = True
-    values = []
+    values: list[tuple] = []
+    # A confirmation lands on the observation before it: a row of this batch (its index in ``values``)
+    # or a stored one (its key); either way the latest moment that saw the price wins.
+    batch_row: dict[tuple[int, str], int] = {}
+    confirm_new: dict[int, dt.datetime] = {}
+    confirm_stored: dict[tuple[int, str, dt.date], tuple[dt.datetime, dt.datetime | None]] = {}
     for key in new_keys:
         record = pending[key]
         series = (key[0], key[1])
@@ -195,7 +227,20 @@ def _append(
         stored = later.get(series)
         while stored and stored[-1][0] < key[2]:  # stored observations between the new ones
             previous[series] = stored.pop()
+            batch_row.pop(series, None)
         before = previous.get(series)
+        if before is not None and before[1] == price:
+            seen = record.confirmed_at or record.observed_at
+            confirmed += 1
+            index = batch_row.get(series)
+            if index is not None:
+                confirm_new[index] = max(seen, confirm_new.get(index, seen))
+            else:
+                at = (series[0], series[1], before[0])
+                was = confirm_stored.get(at)
+                if was is None or was[0] < seen:
+                    confirm_stored[at] = (seen, record.unlisted_at)
+            continue
         if before is not None and before[1] != price:
             changed += 1
             if keep_changes:
@@ -205,8 +250,14 @@ def _append(
         previous[series] = (key[2], price)
         if in_order and key[2] < newest.get(series, key[2]):
             in_order = False
+        batch_row[series] = len(values)
         values.append(to_db.row(key[0], record, run_id))
+    for index, seen in confirm_new.items():
+        row = list(values[index])
+        row[_CONFIRMED] = to_db.moment(seen)
+        values[index] = tuple(row)
     to_db.insert(conn, values)
+    _confirm(conn, confirm_stored)
     for series, (day, _) in previous.items():  # each series' newest observation, stored or new
         if series not in newest or newest[series] < day:
             newest[series] = day
@@ -215,8 +266,34 @@ def _append(
         changed=changed,
         already_present=len(records) - len(values),
         changes=tuple(changes),
+        confirmed=confirmed,
     )
     return counts, in_order
+
+
+def _confirm(
+    conn: Connection, confirmations: Mapping[tuple[int, str, dt.date], tuple[dt.datetime, dt.datetime | None]]
+) -> None:
+    """Move each stored observation's last confirmation on to the moment given (never back), and set
+    its not-listed mark to what the confirming record said."""
+    if not confirmations:
+        return
+    statement = (
+        update(prices)
+        .where(
+            prices.c.instance_id == bindparam("k_instance"),
+            prices.c.billing == bindparam("k_billing"),
+            prices.c.observed_on == bindparam("k_day"),
+            or_(prices.c.confirmed_at.is_(None), prices.c.confirmed_at < bindparam("k_seen")),
+        )
+        .values(confirmed_at=bindparam("k_seen"), unlisted_at=bindparam("k_unlisted"))
+    )
+    rows = [
+        {"k_instance": i, "k_billing": b, "k_day": d, "k_seen": seen, "k_unlisted": unlisted}
+        for (i, b, d), (seen, unlisted) in confirmations.items()
+    ]
+    for chunk in chunks(rows, 5000):
+        conn.execute(statement, list(chunk))
 
 
 class _PriceValues:
@@ -249,7 +326,21 @@ class _PriceValues:
 
     def row(self, instance_id: int, record: PriceRecord, run_id: int) -> tuple:
         # Unpacked in one step (the record's field order): the hot loop of a million-row import.
-        _, billing, observed_at, observed_on, price, currency, unit, cny, source, tiers, median = record
+        (
+            _,
+            billing,
+            observed_at,
+            observed_on,
+            price,
+            currency,
+            unit,
+            cny,
+            source,
+            tiers,
+            median,
+            seen,
+            unlisted,
+        ) = record
         return (
             instance_id,
             billing,
@@ -263,6 +354,8 @@ class _PriceValues:
             run_id,
             source,
             None if median is None else self.median(median),
+            None if seen is None else self.moment(seen),
+            None if unlisted is None else self.moment(unlisted),
         )
 
     def insert(self, conn: Connection, values: list[tuple]) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exists, func, select, true
 from sqlalchemy.engine import Connection
 
+from db import catalogue
 from db.records import Stock
 from db.schema import availability, instances, prices, scrape_runs
 from vocab import EXPORT_COLUMNS, STORED_RUN_STATUSES, RunStatus, StockStatus
@@ -44,6 +45,19 @@ class LatestPrice:
     source: str | None
     run_kind: str
     median_price: Decimal | None = None  # a marketplace's median listing (AutoDL); `price` is the cheapest
+    # ``observed_at`` is when this price was first seen; this, when it was last seen (None: only then).
+    confirmed_at: dt.datetime | None = None
+    # When the provider was last seen not listing this offer (db.catalogue); None while it is listed.
+    unlisted_at: dt.datetime | None = None
+
+    @property
+    def last_confirmed_at(self) -> dt.datetime:
+        """When the provider was last seen charging this price: what a price's age counts from."""
+        return (
+            self.confirmed_at
+            if self.confirmed_at and self.confirmed_at > self.observed_at
+            else self.observed_at
+        )
 
 
 def has_prices(conn: Connection) -> bool:
@@ -69,7 +83,17 @@ def latest_prices(
 ) -> list[LatestPrice]:
     """The latest observation of every (instance, billing mode) matching the filters."""
     statement = _latest_statement(gpu_models, providers, regions, billing, lateral=uses_lateral(conn))
-    return [LatestPrice(*row) for row in conn.execute(statement)]
+    rows = [LatestPrice(*row) for row in conn.execute(statement)]
+    gone = catalogue.unlisted_at(
+        conn, (catalogue.Listed(r.instance_id, r.provider, r.region, r.billing) for r in rows)
+    )
+    return [
+        replace(r, unlisted_at=gone[(r.instance_id, r.billing)])
+        if (r.instance_id, r.billing) in gone
+        and (r.unlisted_at is None or r.unlisted_at < gone[(r.instance_id, r.billing)])
+        else r
+        for r in rows
+    ]
 
 
 def uses_lateral(conn: Connection) -> bool:
@@ -115,6 +139,8 @@ def _latest_statement(
             latest.c.source,
             scrape_runs.c.kind,
             latest.c.median_price,
+            latest.c.confirmed_at,
+            latest.c.unlisted_at,
         )
         .select_from(latest)
         .join(instances, instances.c.id == latest.c.instance_id)
@@ -191,58 +217,117 @@ def _below(column: ColumnElement, bound: object) -> list[ColumnElement]:
     return [] if bound is None else [column < bound]
 
 
+@dataclass(frozen=True)
+class Level:
+    """One stored price level of one offer: from the day it was first seen to the day it was last
+    confirmed (the same day for a row stored before 0007, when every sighting was a row)."""
+
+    instance_id: int
+    billing: str
+    first_day: dt.date
+    last_day: dt.date
+    price: Decimal
+    cny_per_gpu_hour: Decimal
+    median_price: Decimal | None
+
+
+def price_levels(
+    conn: Connection, instance_ids: Select, since: dt.date, billing: Sequence[str] | None = None
+) -> list[Level]:
+    """The levels of the wanted instances that reach into the days from ``since``: those first seen
+    then or later (an index range), and each series' level from before ``since`` when its last
+    confirmation reaches it (one index seek per series). A level ends the day before the next one of
+    its series starts, however late it was confirmed."""
+    rows = list(conn.execute(levels_from_statement(instance_ids, since, billing)))
+    before = latest_rows(
+        prices, "observed_on", instance_ids, billing=billing, below=since, name="before",
+        lateral=uses_lateral(conn),
+    )  # fmt: skip
+    since_moment = dt.datetime.combine(since, dt.time())
+    rows += [
+        r
+        for r in conn.execute(
+            select(*(before.c[c] for c in _LEVEL_COLUMNS)).where(before.c.confirmed_at >= since_moment)
+        )
+    ]
+    by_series: dict[tuple[int, str], list[Any]] = {}
+    for r in rows:
+        by_series.setdefault((r[0], r[1]), []).append(r)
+    out: list[Level] = []
+    for (iid, mode), found in by_series.items():
+        found.sort(key=lambda r: _day(r[2]))
+        for i, (_, _, day, _seen, confirmed, price, cny, median) in enumerate(found):
+            first = _day(day)
+            last = _moment(confirmed).date() if confirmed is not None else first
+            if i + 1 < len(found):
+                last = min(last, _day(found[i + 1][2]) - dt.timedelta(days=1))
+            out.append(Level(iid, mode, first, max(first, last), _exact(price), _exact(cny),
+                             None if median is None else _exact(median)))  # fmt: skip
+    return out
+
+
+_LEVEL_COLUMNS = ("instance_id", "billing", "observed_on", "observed_at", "confirmed_at", "price",
+                  "cny_per_gpu_hour", "median_price")  # fmt: skip
+
+
+def levels_from_statement(instance_ids: Select, since: dt.date, billing: Sequence[str] | None) -> Select:
+    """The levels of the wanted instances first seen on or after ``since`` (on ``ix_prices_observed_on``
+    or the unique index, whichever the database prefers; never a scan of ``prices``)."""
+    wanted = [prices.c.instance_id.in_(instance_ids), prices.c.observed_on >= since]
+    if billing:
+        wanted.append(prices.c.billing.in_(list(billing)))
+    return select(*(prices.c[c] for c in _LEVEL_COLUMNS)).where(*wanted)
+
+
+def _day(value: object) -> dt.date:
+    return dt.date.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def _moment(value: object) -> dt.datetime:
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def daily_levels(levels: Iterable[Level], since: dt.date) -> Iterable[tuple[Level, dt.date]]:
+    """Each level on each day it held, from ``since`` on."""
+    one = dt.timedelta(days=1)
+    for level in levels:
+        day = max(level.first_day, since)
+        while day <= level.last_day:
+            yield level, day
+            day += one
+
+
 def recent_prices(
     conn: Connection, keys: Iterable[tuple[int, str]], since: dt.date
 ) -> dict[tuple[int, str], list[tuple[dt.date, Decimal]]]:
-    """(day, unit price) observed on or after ``since`` for each (instance_id, billing), oldest first."""
+    """(day, unit price) on each day from ``since`` that a price was seen or held (first seen on or
+    before the day and confirmed on or after it) for each (instance_id, billing), oldest first."""
     keys = set(keys)
     out: dict[tuple[int, str], list[tuple[dt.date, Decimal]]] = {k: [] for k in keys}
     iids = sorted({k[0] for k in keys})
     modes = sorted({k[1] for k in keys})  # e.g. no spot rows when no spot price is asked about
     for start in range(0, len(iids), 500):
         chunk = iids[start : start + 500]
-        rows = conn.execute(
-            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.price)
-            .where(
-                prices.c.instance_id.in_(chunk), prices.c.billing.in_(modes), prices.c.observed_on >= since
-            )
-            .order_by(prices.c.observed_on)
-        )
-        for iid, billing, day, price in rows:
-            found = out.get((iid, billing))
+        levels = price_levels(conn, select(instances.c.id).where(instances.c.id.in_(chunk)), since, modes)
+        for level, day in daily_levels(levels, since):
+            found = out.get((level.instance_id, level.billing))
             if found is not None:
-                found.append((day, price))
+                found.append((day, level.price))
+    for series in out.values():
+        series.sort(key=lambda p: p[0])
     return out
 
 
 def price_ranges(
     conn: Connection, keys: Iterable[tuple[int, str]], since: dt.date
 ) -> dict[tuple[int, str], tuple[int, Decimal, Decimal]]:
-    """(observations, min, max) of the unit price observed on or after ``since`` for each (instance_id,
-    billing), aggregated in the database: the bounds a price basis can take, without the series."""
-    keys = set(keys)
+    """(days, min, max) of the unit price held on the days from ``since`` for each (instance_id,
+    billing): the bounds a price basis can take."""
     out: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
-    iids = sorted({k[0] for k in keys})
-    modes = sorted({k[1] for k in keys})
-    for start in range(0, len(iids), 500):
-        chunk = iids[start : start + 500]
-        rows = conn.execute(
-            select(
-                prices.c.instance_id,
-                prices.c.billing,
-                func.count(),
-                func.min(prices.c.price),
-                func.max(prices.c.price),
-            )
-            .where(
-                prices.c.instance_id.in_(chunk), prices.c.billing.in_(modes), prices.c.observed_on >= since
-            )
-            .group_by(prices.c.instance_id, prices.c.billing)
-        )
-        for iid, billing, count, low, high in rows:
-            if (iid, billing) in keys:
-                # The column's own Decimal (as recent_prices reads it), so bounds equal the series' min/max.
-                out[(iid, billing)] = (int(count), _exact(low), _exact(high))
+    for key, series in recent_prices(conn, keys, since).items():
+        if series:
+            found = [p for _, p in series]
+            out[key] = (len(found), min(found), max(found))
     return out
 
 
@@ -317,6 +402,11 @@ class HistoryRow:
     total_gpus: int | None = None
     # A marketplace's most idle GPUs on any one machine, over the instances of the day (None: not stated).
     max_idle_gpus_per_machine: int | None = None
+    # Against the series' previous day: the change of the cheapest price over the instances priced on
+    # both days (a price change, not a change of mix; None on a series' first day or with none in
+    # common), and whether the set of instances changed.
+    change_percent: Decimal | None = None
+    set_changed: bool = False
 
 
 def price_history(
@@ -327,38 +417,73 @@ def price_history(
     billing: Sequence[str] | None = None,
     in_scope: Callable[[str, str], bool] | None = None,
 ) -> list[HistoryRow]:
-    """Day by day since ``since``: per provider, GPU model and billing mode, aggregated in SQL.
+    """Day by day since ``since``: per provider, GPU model and billing mode, the instances priced that
+    day (a price level holds from its first sighting to its last confirmation) and their stock.
 
-    Reads the instances of ``gpu_models`` through ``ix_instances_gpu_model`` and their prices through
-    ``uq_prices_instance_billing_day`` and their stock through ``ix_availability_instance_day``; rows
-    come back already grouped (one per day and series), so a long history costs no Python memory.
-    With ``in_scope`` (provider, region: whether the region counts; the caller's region scope) they are
-    grouped per region too, and the regions it keeps are merged here.
+    Reads the instances of ``gpu_models`` through ``ix_instances_gpu_model``, their price levels in the
+    window (``price_levels``) and their stock through ``ix_availability_instance_day``. With
+    ``in_scope`` (provider, region: whether the region counts; the caller's region scope) only the
+    regions it keeps are counted.
     """
     wanted = wanted_instances(gpu_models, providers)
-    by_region = in_scope is not None
-    price_rows: Sequence[Any] = conn.execute(_history_statement(wanted, since, billing, by_region)).all()
-    stock = _stock_history(conn, wanted, since, billing, by_region)
+    about = {
+        iid: (provider, model, region)
+        for iid, provider, model, region in conn.execute(
+            select(instances.c.id, instances.c.provider, instances.c.gpu_model, instances.c.region).where(
+                instances.c.id.in_(wanted)
+            )
+        )
+    }
+    days: dict[tuple[dt.date, str, str, str], dict[int, tuple[Decimal, Decimal | None]]] = {}
+    for level, day in daily_levels(price_levels(conn, wanted, since, billing), since):
+        provider, model, region = about[level.instance_id]
+        if in_scope is not None and not in_scope(provider, region):
+            continue
+        median = None
+        if level.median_price is not None and level.price:
+            median = level.median_price * level.cny_per_gpu_hour / level.price
+        days.setdefault((day, provider, model, level.billing), {})[level.instance_id] = (
+            level.cny_per_gpu_hour,
+            median,
+        )
+    stock = _stock_history(conn, wanted, since, billing, in_scope is not None)
     if in_scope is not None:
-        price_rows, stock = _kept_regions(price_rows, stock, in_scope)
+        stock = _kept_stock(stock, in_scope)
     out = []
-    for day, provider, model, mode, count, low, high, median in price_rows:
-        known, sold_out, idle, total, most = stock.get((day, provider, model, mode), (0, 0, None, None, None))
+    previous: dict[tuple[str, str, str], dict[int, tuple[Decimal, Decimal | None]]] = {}
+    for key in sorted(days, key=lambda k: (k[2], k[1], k[3], k[0])):
+        day, provider, model, mode = key
+        priced = days[key]
+        cheapest = [p for p, _ in priced.values()]
+        medians = [m for _, m in priced.values() if m is not None]
+        before = previous.get((provider, model, mode))
+        change, set_changed = None, False
+        if before is not None:
+            set_changed = set(before) != set(priced)
+            common = set(before) & set(priced)
+            if common:
+                was = min(before[i][0] for i in common)
+                now = min(priced[i][0] for i in common)
+                change = (now - was) / was * Decimal(100) if was else None
+        previous[(provider, model, mode)] = priced
+        known, sold_out, idle, total, most = stock.get(key, (0, 0, None, None, None))
         out.append(
             HistoryRow(
                 day=day,
                 provider=provider,
                 gpu_model=model,
                 billing=mode,
-                instances=int(count),
-                min_cny_per_gpu_hour=_decimal(low),
-                max_cny_per_gpu_hour=_decimal(high),
-                median_cny_per_gpu_hour=None if median is None else _decimal(median),
+                instances=len(priced),
+                min_cny_per_gpu_hour=_decimal(min(cheapest)),
+                max_cny_per_gpu_hour=_decimal(max(cheapest)),
+                median_cny_per_gpu_hour=_decimal(min(medians)) if medians else None,
                 stock_known=known,
                 sold_out=sold_out,
                 idle_gpus=idle,
                 total_gpus=total,
                 max_idle_gpus_per_machine=most,
+                change_percent=None if change is None else change.quantize(Decimal("0.01")),
+                set_changed=set_changed,
             )
         )
     out.sort(key=lambda r: (r.gpu_model, r.provider, r.billing, r.day))
@@ -375,8 +500,9 @@ def newest_price_day(
     price_filter = [prices.c.instance_id.in_(wanted_instances(gpu_models, providers))]
     if billing:
         price_filter.append(prices.c.billing.in_(list(billing)))
-    day = conn.execute(select(func.max(prices.c.observed_on)).where(*price_filter)).scalar()
-    return dt.date.fromisoformat(day) if isinstance(day, str) else day
+    newest = func.max(func.coalesce(prices.c.confirmed_at, prices.c.observed_at))
+    moment = conn.execute(select(newest).where(*price_filter)).scalar()
+    return None if moment is None else _moment(moment).date()
 
 
 def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
@@ -390,22 +516,11 @@ def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] 
     return select(instances.c.id).where(*conditions)
 
 
-def _kept_regions(
-    price_rows: Sequence[Any],
-    stock: dict[tuple, tuple[int, int, int | None, int | None, int | None]],
-    keep: Callable,
-) -> tuple[list[tuple], dict[tuple, tuple[int, int, int | None, int | None, int | None]]]:
-    """Per-region history rows (the region last) merged into one per day and series, over the regions
-    ``keep(provider, region)`` keeps: counts add up, the cheapest is the least, the dearest and the most
-    idle on one machine the most."""
-    merged: dict[tuple, list[Any]] = {}
-    for *key, count, low, high, median, region in price_rows:
-        if not keep(key[1], region):
-            continue
-        now = merged.setdefault(tuple(key), [0, low, high, median])
-        now[0] += count
-        now[1], now[2] = min(now[1], low), max(now[2], high)
-        now[3] = median if now[3] is None else now[3] if median is None else min(now[3], median)
+def _kept_stock(
+    stock: dict[tuple, tuple[int, int, int | None, int | None, int | None]], keep: Callable
+) -> dict[tuple, tuple[int, int, int | None, int | None, int | None]]:
+    """Per-region stock rows (the region last) merged into one per day and series, over the regions
+    ``keep(provider, region)`` keeps: counts add up, the most idle on one machine is the most."""
     stated: dict[tuple, tuple[int, int, int | None, int | None, int | None]] = {}
     for (*key, region), (known, out, idle, total, most) in stock.items():
         if not keep(key[1], region):
@@ -418,43 +533,11 @@ def _kept_regions(
             _add(was[3], total),
             most if was[4] is None else was[4] if most is None else max(was[4], most),
         )
-    return [(*key, *values) for key, values in merged.items()], stated
+    return stated
 
 
 def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
-
-
-def _history_statement(
-    wanted: Select, since: dt.date, billing: Sequence[str] | None, by_region: bool = False
-) -> Select:
-    price_filter = [prices.c.instance_id.in_(wanted), prices.c.observed_on >= since]
-    if billing:
-        price_filter.append(prices.c.billing.in_(list(billing)))
-    # A marketplace's median per GPU-hour: median_price scaled like price (same unit and GPUs).
-    median_per_gpu_hour = prices.c.median_price * prices.c.cny_per_gpu_hour / prices.c.price
-    return (
-        select(
-            prices.c.observed_on,
-            instances.c.provider,
-            instances.c.gpu_model,
-            prices.c.billing,
-            func.count(),
-            func.min(prices.c.cny_per_gpu_hour),
-            func.max(prices.c.cny_per_gpu_hour),
-            func.min(median_per_gpu_hour),
-            *([instances.c.region] if by_region else []),
-        )
-        .join(instances, instances.c.id == prices.c.instance_id)
-        .where(*price_filter)
-        .group_by(
-            prices.c.observed_on,
-            instances.c.provider,
-            instances.c.gpu_model,
-            prices.c.billing,
-            *([instances.c.region] if by_region else []),
-        )
-    )
 
 
 def _stock_history(
@@ -649,11 +732,18 @@ def export_rows(
     if providers:
         filters.append(instances.c.provider.in_(list(providers)))
     stock = availability.alias("stock")
+    snapshot = (scrape_runs.c.kind == "snapshot").label("from_snapshot")
     query = (
         select(
-            *(next(t.c[name] for t in (instances, prices, stock) if name in t.c) for name in EXPORT_COLUMNS)
+            *(
+                snapshot
+                if name == "from_snapshot"
+                else next(t.c[name] for t in (instances, prices, stock) if name in t.c)
+                for name in EXPORT_COLUMNS
+            )
         )
         .join(instances, instances.c.id == prices.c.instance_id)
+        .join(scrape_runs, scrape_runs.c.id == prices.c.run_id)
         .outerjoin(
             stock,
             (stock.c.instance_id == prices.c.instance_id)

@@ -65,8 +65,9 @@ class PriceChange:
 class StoreCounts:
     stored: int
     changed: int
-    already_present: int
+    already_present: int  # includes the confirmed ones
     changes: tuple[PriceChange, ...] = ()
+    confirmed: int = 0  # prices seen again at the same value: their last confirmation moved on
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,10 @@ class PriceRecord(NamedTuple):
     source: str | None
     tiers: str | None
     median_price: Decimal | None
+    # The last sighting at this price, when the source knows one later than ``observed_at`` (an export);
+    # and when the source says the provider stopped listing the offer (an export, the snapshot).
+    confirmed_at: dt.datetime | None = None
+    unlisted_at: dt.datetime | None = None
 
 
 def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

@@ -1,22 +1,24 @@
 """The report's reads (``reports.data`` shapes them into DataFrames), each one SQL query on the indexes.
 
-Nothing loads the price history into Python: price changes compare the newest day's observations with
-the latest observation in a bounded window before it, joined in SQL on ``ix_prices_observed_on`` and
-the (instance, billing, day) unique index; refresh health reads the newest run per provider; the
-chart's daily minimum per GPU model is grouped in SQL over a bounded window of
-``ix_prices_observed_on``; stock is each series' newest availability row.
+A stored price is a level, held from its first sighting to its last confirmation (``db.schema``).
+Nothing loads the whole price history into Python: price changes compare the level each series held on
+the newest day with the one it held a period before (one index seek per series); refresh health reads
+the newest run per provider; the chart's daily minimum per GPU model reads the window's levels
+(``db.queries.price_levels``); stock is each series' newest availability row.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Row, RowMapping, Select, and_, func, select
+from sqlalchemy import Row, RowMapping, Select, func, select
 from sqlalchemy.engine import Connection
 
-from db.queries import latest_rows, uses_lateral, wanted_instances
+from db.queries import daily_levels, latest_rows, price_levels, uses_lateral, wanted_instances
 from db.schema import availability, instances, prices, scrape_runs
 from vocab import BillingMode
 
@@ -32,42 +34,15 @@ RUN_EXTRAS = ("mode", "offers_skipped", "prices_flagged")
 def as_of(
     conn: Connection, gpu_models: Sequence[str] | None = None, providers: Sequence[str] | None = None
 ) -> dt.date | None:
-    """The newest observation day among the instances in scope (None for an empty database)."""
-    query = select(func.max(prices.c.observed_on))
+    """The newest day a price was seen (first or confirmed) among the instances in scope (None for an
+    empty database)."""
+    query = select(func.max(func.coalesce(prices.c.confirmed_at, prices.c.observed_at)))
     if gpu_models or providers:
         query = query.where(prices.c.instance_id.in_(wanted_instances(gpu_models, providers)))
-    return conn.execute(query).scalar()
-
-
-def trend_statement(
-    until: dt.date,
-    days: int,
-    gpu_models: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-) -> Select:
-    """The cheapest on-demand CNY per GPU-hour of each GPU model, provider and region per day, over the
-    ``days`` days that end on ``until``, with how many prices it was chosen from. Bounded by day, so only the window is read
-    (on ix_prices_observed_on; for a filtered report on the (instance, billing, day) unique index)."""
-    conditions = [
-        prices.c.observed_on > until - dt.timedelta(days=days),
-        prices.c.observed_on <= until,
-        prices.c.billing == TREND_BILLING,
-    ]
-    if gpu_models or providers:
-        conditions.append(prices.c.instance_id.in_(wanted_instances(gpu_models, providers)))
-    return (
-        select(
-            prices.c.observed_on.label("day"),
-            instances.c.gpu_model,
-            func.min(prices.c.cny_per_gpu_hour).label("cny_per_gpu_hour"),
-            func.count().label("offers"),
-            instances.c.provider,
-            instances.c.region,
-        )
-        .join(instances, instances.c.id == prices.c.instance_id)
-        .where(*conditions)
-        .group_by(prices.c.observed_on, instances.c.gpu_model, instances.c.provider, instances.c.region)
-    )
+    moment = conn.execute(query).scalar()
+    if moment is None:
+        return None
+    return (dt.datetime.fromisoformat(moment) if isinstance(moment, str) else moment).date()
 
 
 def trend_rows(
@@ -76,66 +51,24 @@ def trend_rows(
     days: int,
     gpu_models: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
-) -> Sequence[Row[Any]]:
-    """``trend_statement``'s rows: (day, gpu_model, cny_per_gpu_hour, offers, provider, region)."""
-    return conn.execute(trend_statement(until, days, gpu_models, providers)).all()
-
-
-def changes_statement(
-    day: dt.date,
-    period_days: int,
-    slack_days: int,
-    gpu_models: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-) -> Select:
-    """Prices observed on ``day`` that differ from the latest observation ``period_days`` to
-    ``period_days + slack_days`` before it. Both sides are picked by day on ix_prices_observed_on."""
-    new = prices.alias("new")
-    old = prices.alias("old")
-    reference = day - dt.timedelta(days=period_days)
-    earlier = (
-        select(prices.c.instance_id, prices.c.billing, func.max(prices.c.observed_on).label("day"))
-        .where(
-            prices.c.observed_on <= reference,
-            prices.c.observed_on >= reference - dt.timedelta(days=slack_days),
-        )
-        .group_by(prices.c.instance_id, prices.c.billing)
-        .subquery("earlier")
-    )
-    percent = (new.c.price - old.c.price) * 100 / func.nullif(old.c.price, 0)
-    conditions = [new.c.observed_on == day, new.c.price != old.c.price]
-    if gpu_models or providers:
-        conditions.append(new.c.instance_id.in_(wanted_instances(gpu_models, providers)))
-    return (
-        select(
-            instances.c.gpu_model,
-            instances.c.provider,
-            instances.c.region,
-            instances.c.instance_type,
-            new.c.billing,
-            old.c.observed_on.label("old_on"),
-            new.c.observed_on.label("new_on"),
-            old.c.price.label("old_price"),
-            new.c.price.label("new_price"),
-            new.c.currency,
-            new.c.unit,
-            percent.label("change_pct"),
-            old.c.cny_per_gpu_hour.label("old_cny_per_gpu_hour"),
-            new.c.cny_per_gpu_hour.label("new_cny_per_gpu_hour"),
-        )
-        .select_from(new)
-        .join(earlier, and_(earlier.c.instance_id == new.c.instance_id, earlier.c.billing == new.c.billing))
-        .join(
-            old,
-            and_(
-                old.c.instance_id == new.c.instance_id,
-                old.c.billing == new.c.billing,
-                old.c.observed_on == earlier.c.day,
-            ),
-        )
-        .join(instances, instances.c.id == new.c.instance_id)
-        .where(*conditions)
-    )
+) -> list[tuple[dt.date, str, Decimal, int, str, str]]:
+    """The cheapest on-demand CNY per GPU-hour of each GPU model, provider and region per day, over the
+    ``days`` days that end on ``until``, with how many prices it was chosen from: (day, gpu_model,
+    cny_per_gpu_hour, offers, provider, region). A price counts on every day it held (from its first
+    sighting to its last confirmation); only the window's levels are read (``price_levels``)."""
+    since = until - dt.timedelta(days=days - 1)
+    about = _instances(conn, gpu_models, providers)
+    best: dict[tuple[dt.date, str, str, str], tuple[Decimal, int]] = {}
+    levels = price_levels(conn, wanted_instances(gpu_models, providers), since, [TREND_BILLING])
+    for level, day in daily_levels(levels, since):
+        if day > until:
+            continue
+        model, provider, region, _ = about[level.instance_id]
+        key = (day, model, provider, region)
+        was = best.get(key)
+        price = level.cny_per_gpu_hour
+        best[key] = (price if was is None else min(was[0], price), 1 if was is None else was[1] + 1)
+    return [(d, m, p, n, provider, region) for (d, m, provider, region), (p, n) in best.items()]
 
 
 def change_rows(
@@ -145,11 +78,98 @@ def change_rows(
     slack_days: int,
     gpu_models: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
-) -> Sequence[RowMapping]:
-    """``changes_statement``'s rows, by column name."""
-    return (
-        conn.execute(changes_statement(day, period_days, slack_days, gpu_models, providers)).mappings().all()
+) -> list[dict[str, Any]]:
+    """Prices held on ``day`` that differ from the price the same offer held ``period_days`` before it
+    (a price seen then or confirmed up to ``slack_days`` earlier), by column name."""
+    wanted = wanted_instances(gpu_models, providers)
+    now = _held_on(conn, wanted, day, 0)
+    reference = day - dt.timedelta(days=period_days)
+    then = _held_on(conn, wanted, reference, slack_days)
+    about = _instances(conn, gpu_models, providers)
+    out = []
+    for key, new in now.items():
+        old = then.get(key)
+        if old is None or old.price == new.price or old.first_day == new.first_day:
+            continue
+        model, provider, region, itype = about[key[0]]
+        out.append(
+            {
+                "gpu_model": model,
+                "provider": provider,
+                "region": region,
+                "instance_type": itype,
+                "billing": key[1],
+                "old_on": min(old.last_day, reference),
+                "new_on": new.first_day,
+                "old_price": old.price,
+                "new_price": new.price,
+                "currency": new.currency,
+                "unit": new.unit,
+                "change_pct": (new.price - old.price) * 100 / old.price if old.price else None,
+                "old_cny_per_gpu_hour": old.cny_per_gpu_hour,
+                "new_cny_per_gpu_hour": new.cny_per_gpu_hour,
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Held:
+    first_day: dt.date
+    last_day: dt.date
+    price: Decimal
+    currency: str
+    unit: str
+    cny_per_gpu_hour: Decimal
+
+
+def _held_on(conn: Connection, wanted: Select, day: dt.date, slack_days: int) -> dict[tuple[int, str], _Held]:
+    """Per (instance, billing) series, the price level in effect on ``day``: its latest level first
+    seen on or before ``day`` whose last confirmation is no more than ``slack_days`` before it (one
+    index seek per series)."""
+    latest = latest_rows(prices, "observed_on", wanted, below=day + dt.timedelta(days=1), name="held",
+                         lateral=uses_lateral(conn))  # fmt: skip
+    rows = conn.execute(
+        select(
+            latest.c.instance_id,
+            latest.c.billing,
+            latest.c.observed_on,
+            latest.c.observed_at,
+            latest.c.confirmed_at,
+            latest.c.price,
+            latest.c.currency,
+            latest.c.unit,
+            latest.c.cny_per_gpu_hour,
+        )  # fmt: skip
     )
+    out = {}
+    for iid, billing, first, _seen, confirmed, price, currency, unit, cny in rows:
+        first = dt.date.fromisoformat(first) if isinstance(first, str) else first
+        last = first
+        if confirmed is not None:
+            last = max(
+                first,
+                (dt.datetime.fromisoformat(confirmed) if isinstance(confirmed, str) else confirmed).date(),
+            )
+        if last < day - dt.timedelta(days=slack_days):
+            continue
+        out[(int(iid), str(billing))] = _Held(first, last, _exact(price), currency, unit, _exact(cny))
+    return out
+
+
+def _instances(
+    conn: Connection, gpu_models: Sequence[str] | None, providers: Sequence[str] | None
+) -> dict[int, tuple[str, str, str, str]]:
+    """(gpu_model, provider, region, instance_type) of each instance in scope."""
+    rows = conn.execute(
+        select(instances.c.id, instances.c.gpu_model, instances.c.provider, instances.c.region,
+               instances.c.instance_type).where(instances.c.id.in_(wanted_instances(gpu_models, providers)))
+    )  # fmt: skip
+    return {int(i): (m, p, r, t) for i, m, p, r, t in rows}
+
+
+def _exact(value: object) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def stock_rows(

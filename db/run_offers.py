@@ -9,8 +9,9 @@ recording's prices keep their recorded time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
@@ -62,12 +63,22 @@ def compared_runs(conn: Connection, provider: str) -> ComparedRuns | None:
     return ComparedRuns(latest, previous, None if complete is None else int(complete))
 
 
-def record(conn: Connection, provider: str, run_id: int, offers: Iterable[tuple[int, str]]) -> None:
-    """Record the (instance id, billing) offers run ``run_id`` of ``provider`` listed, and forget the
-    lists of its runs older than the latest complete one before it: this run and every later one are
-    compared with none older (``compared_runs``)."""
+def record(
+    conn: Connection,
+    provider: str,
+    run_id: int,
+    offers: Mapping[tuple[int, str], Decimal | None] | Iterable[tuple[int, str]],
+) -> None:
+    """Record the (instance id, billing) offers run ``run_id`` of ``provider`` listed, with the CNY per
+    GPU-hour it saw for each when ``offers`` maps them to it, and forget the lists of its runs older
+    than the latest complete one before it: this run and every later one are compared with none older
+    (``compared_runs``)."""
+    seen: Mapping[tuple[int, str], Decimal | None] = (
+        offers if isinstance(offers, Mapping) else dict.fromkeys(offers)
+    )
     rows = [
-        {"run_id": run_id, "instance_id": iid, "billing": billing} for iid, billing in sorted(set(offers))
+        {"run_id": run_id, "instance_id": iid, "billing": billing, "cny_per_gpu_hour": seen[(iid, billing)]}
+        for iid, billing in sorted(seen)
     ]
     for chunk in chunks(rows, 5000):
         conn.execute(insert(run_offers), chunk)
@@ -97,3 +108,14 @@ def listed(conn: Connection, run_id: int) -> set[tuple[int, str]] | None:
         select(run_offers.c.instance_id, run_offers.c.billing).where(run_offers.c.run_id == run_id)
     ).all()
     return {(int(iid), str(billing)) for iid, billing in rows} or None
+
+
+def listed_prices(conn: Connection, run_id: int) -> dict[tuple[int, str], Decimal | None]:
+    """The CNY per GPU-hour run ``run_id`` saw for each offer it listed (None: not recorded, a run made
+    before 0007); empty when it recorded no list."""
+    rows = conn.execute(
+        select(run_offers.c.instance_id, run_offers.c.billing, run_offers.c.cny_per_gpu_hour).where(
+            run_offers.c.run_id == run_id
+        )
+    ).all()
+    return {(int(iid), str(billing)): price for iid, billing, price in rows}

@@ -5,8 +5,11 @@ Core tables rather than ORM classes: the read path (``planner quote``) is measur
 budget allows. Alembic migrations (``db/migrations``) are the only way the schema changes; a test
 checks that a migrated database matches these definitions exactly.
 
-Price history is append-only. One observation per instance, billing mode and UTC day
-(``uq_prices_instance_billing_day``): a second refresh on the same day adds nothing. The same unique
+Price history records changes, not sightings: a row is one price level of an instance and billing mode,
+from when it was first seen (``observed_at``) to when it was last confirmed (``confirmed_at``, since
+0007). At most one row per instance, billing mode and UTC day (``uq_prices_instance_billing_day``): a
+refresh that sees the day's price again confirms it, one that sees another price on the same day
+replaces it (the run's own listing in ``run_offers`` keeps what each run saw). The same unique
 index serves the hot query "latest price per instance and billing mode"; ``ix_instances_gpu_model``
 serves "everything for one GPU model".
 
@@ -47,7 +50,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 
 metadata = MetaData()
 
@@ -117,6 +120,14 @@ prices = Table(
     # Since 0002. A marketplace (AutoDL) lists many machines: `price` is the cheapest listing and this
     # the median one, same currency and unit; None elsewhere.
     Column("median_price", Numeric(18, 6)),
+    # Since 0007. A row is a price level, not a sighting: `observed_at` is when this price was first seen,
+    # `confirmed_at` the last refresh or import that saw the same price (None: never since; the first
+    # sighting is the last). Age counts from the last confirmation.
+    Column("confirmed_at", DateTime),
+    # Since 0007. Set (on an offer's latest row) by an import or the bundled snapshot when the source
+    # says the provider no longer lists the offer; a refresh that lists it again clears it. A refresh
+    # that does not list it needs no mark: `run_offers` says what each refresh listed (db.catalogue).
+    Column("unlisted_at", DateTime),
     UniqueConstraint("instance_id", "billing", "observed_on", name="uq_prices_instance_billing_day"),
     Index("ix_prices_observed_on", "observed_on"),
 )
@@ -172,5 +183,7 @@ run_offers = Table(
     Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
     Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
     Column("billing", String(16), nullable=False),
+    # Since 0007. The CNY per GPU-hour the run saw (alerts measure a drop run against run).
+    Column("cny_per_gpu_hour", Numeric(18, 6)),
     PrimaryKeyConstraint("run_id", "instance_id", "billing", name="pk_run_offers"),
 )

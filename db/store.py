@@ -11,12 +11,15 @@ import contextlib
 import datetime as dt
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import exc, insert, select, text, tuple_, update
+from sqlalchemy import bindparam, exc, insert, select, text, tuple_, update
 from sqlalchemy.engine import Connection, Engine
 
-from db.bulk import append_prices
+from db.bulk import SIX_PLACES, append_prices
+from db.queries import latest_rows, uses_lateral
 
 # The records the writes take and give, named here too: a caller of the writes finds them beside them
 # (store.PriceRow, store.InstanceKey).
@@ -30,7 +33,7 @@ from db.records import (  # noqa: F401
     StoreCounts,
     chunks,
 )
-from db.schema import availability, instances, scrape_runs
+from db.schema import availability, instances, prices, scrape_runs
 from vocab import RunStatus
 
 # How long a writer waits for another one (a refresh beside a long import) before it gives up.
@@ -250,28 +253,136 @@ def _insert_new(conn: Connection, table: Any) -> Any:
 def insert_prices(
     conn: Connection, rows: Sequence[PriceRow], instance_ids: Mapping[InstanceKey, int], run_id: int
 ) -> StoreCounts:
-    """Append observations, skipping any (instance, billing, day) already stored.
+    """Store what a refresh saw: history records changes, not sightings.
 
-    ``changed`` counts observations whose price differs from the latest earlier one of the same
-    instance and billing mode; ``changes`` lists them.
+    A row at the price (and tiers) of its series' latest stored observation, and not older than it,
+    confirms that one: its ``confirmed_at`` moves on, its not-listed mark clears and a marketplace's
+    median is brought up to date. A row at another price on that observation's own day replaces it
+    (the day keeps its last price; ``run_offers`` keeps what each run saw). Any other row is appended
+    (``db.bulk``), an observation already stored for its day being counted as already present.
+
+    ``changed`` counts rows whose price differs from the latest earlier one of their series;
+    ``changes`` lists them.
     """
-    records = [
-        PriceRecord(
-            row.instance,
-            row.billing,
-            row.observed_at,
-            row.observed_at.date(),
-            row.price,
-            row.currency,
-            row.unit,
-            row.cny_per_gpu_hour,
-            row.source,
-            row.tiers,
-            row.median_price,
+    latest = _latest_levels(conn, {(instance_ids[r.instance], r.billing) for r in rows})
+    appended: list[PriceRecord] = []
+    confirmed: list[dict[str, Any]] = []
+    replaced: list[tuple[int, PriceRow]] = []
+    changes: list[PriceChange] = []
+    for row in rows:
+        level = latest.get((instance_ids[row.instance], row.billing))
+        if level is not None and row.observed_at >= level.observed_at:
+            if _same_level(level, row):
+                confirmed.append(
+                    {
+                        "k_id": level.id,
+                        "k_seen": max(row.observed_at, level.confirmed_at or level.observed_at),
+                        "k_median": row.median_price,
+                    }
+                )
+                continue
+            if row.observed_at.date() == level.observed_on:
+                replaced.append((level.id, row))
+                changes.append(
+                    PriceChange(row.instance, row.billing, level.observed_on, level.price, row.price)
+                )
+                continue
+        appended.append(_record(row))
+    counts = append_prices(conn, appended, instance_ids, run_id, keep_changes=True)
+    if confirmed:
+        conn.execute(
+            update(prices)
+            .where(prices.c.id == bindparam("k_id"))
+            .values(confirmed_at=bindparam("k_seen"), unlisted_at=None, median_price=bindparam("k_median")),
+            confirmed,
         )
-        for row in rows
-    ]
-    return append_prices(conn, records, instance_ids, run_id, keep_changes=True)
+    for price_id, row in replaced:
+        conn.execute(
+            update(prices)
+            .where(prices.c.id == price_id)
+            .values(
+                price=row.price,
+                currency=row.currency,
+                unit=row.unit,
+                cny_per_gpu_hour=row.cny_per_gpu_hour,
+                tiers=row.tiers,
+                median_price=row.median_price,
+                source=row.source,
+                observed_at=row.observed_at,
+                confirmed_at=None,
+                unlisted_at=None,
+                run_id=run_id,
+            )
+        )
+    return StoreCounts(
+        stored=counts.stored + len(replaced),
+        changed=counts.changed + len(replaced),
+        already_present=counts.already_present + len(confirmed),
+        changes=counts.changes + tuple(changes),
+        confirmed=len(confirmed),
+    )
+
+
+@dataclass(frozen=True)
+class _Level:
+    """A series' latest stored observation, as a refresh compares with it."""
+
+    id: int
+    observed_at: dt.datetime
+    observed_on: dt.date
+    confirmed_at: dt.datetime | None
+    price: Decimal
+    tiers: str | None
+
+
+def _same_level(level: _Level, row: PriceRow) -> bool:
+    return level.price.quantize(SIX_PLACES) == Decimal(row.price).quantize(SIX_PLACES) and (
+        level.tiers or None
+    ) == (row.tiers or None)
+
+
+def _latest_levels(conn: Connection, keys: set[tuple[int, str]]) -> dict[tuple[int, str], _Level]:
+    """The latest stored observation of each (instance id, billing) series in ``keys``."""
+    out: dict[tuple[int, str], _Level] = {}
+    for chunk in chunks(sorted({iid for iid, _ in keys}), 400):
+        latest = latest_rows(
+            prices,
+            "observed_on",
+            select(instances.c.id).where(instances.c.id.in_(chunk)),
+            lateral=uses_lateral(conn),
+        )
+        found = conn.execute(
+            select(
+                latest.c.instance_id,
+                latest.c.billing,
+                latest.c.id,
+                latest.c.observed_at,
+                latest.c.observed_on,
+                latest.c.confirmed_at,
+                latest.c.price,
+                latest.c.tiers,
+            )
+        )
+        for iid, billing, *level in found:
+            if (iid, billing) in keys:
+                out[(iid, billing)] = _Level(*level)
+    return out
+
+
+def _record(row: PriceRow) -> PriceRecord:
+    return PriceRecord(
+        row.instance,
+        row.billing,
+        row.observed_at,
+        row.observed_at.date(),
+        row.price,
+        row.currency,
+        row.unit,
+        row.cny_per_gpu_hour,
+        row.source,
+        row.tiers,
+        row.median_price,
+    )
 
 
 def insert_availability(

@@ -146,6 +146,12 @@ LOSSLESS_COLUMNS: tuple[str, ...] = (
     "orderable_gpus",
     "max_idle_gpus_per_machine",
     "max_orderable_gpus_per_machine",
+    # Since 2026-12: when the price was last confirmed (observed_at is when it was first seen), when the
+    # provider stopped listing the offer (by the source, or its latest refresh), and whether it came
+    # from the bundled snapshot (imported into a run of kind "snapshot", as it was).
+    "confirmed_at",
+    "unlisted_at",
+    "from_snapshot",
 )
 EXPORT_COLUMNS: tuple[str, ...] = IMPORT_COLUMNS + LOSSLESS_COLUMNS
 

@@ -18,14 +18,24 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
         assert limit is not None
         return f"{price:.2f} CNY/GPU-h, under {plain(limit)}" if price < limit else None
     if rule.condition == "drop_percent":
-        median, percent = offer.median_cny_per_gpu_hour, rule.drop_percent
+        # Against the price the provider's run before saw (so two refreshes on one day compare), and
+        # against the offer's median over the window before today; the larger drop is named.
+        percent = rule.drop_percent
         assert percent is not None
-        if median is None or median <= 0:
+        found = [
+            ((ref - price) / ref * Decimal(100), words, ref)
+            for ref, words in (
+                (offer.previous_cny_per_gpu_hour, "its price at the run before"),
+                (offer.median_cny_per_gpu_hour, f"its {rule.window_days}-day median"),
+            )
+            if ref is not None and ref > 0
+        ]
+        if not found:
             return None
-        drop = (median - price) / median * Decimal(100)
+        drop, words, ref = max(found, key=lambda f: f[0])
         if drop < percent:
             return None
-        return f"{price:.2f} CNY/GPU-h, {drop:.0f}% under its {rule.window_days}-day median {median:.2f}"
+        return f"{price:.2f} CNY/GPU-h, {drop:.0f}% under {words} {ref:.2f}"
     if rule.condition == "idle_gpus_at_least":
         wanted = rule.idle_gpus_at_least
         assert wanted is not None

@@ -5,7 +5,8 @@ and the current stock of every instance and billing mode the rule covers, priced
 today's [fx] rates), judged by its one stock rule (``Offer.availability``). An ``AlertOffer`` adds only
 what the rule's condition needs from history: the stock stated by the provider's latest refresh run
 and by the run before (``back_in_stock``), the median of the last days (``drop_percent``), whether
-the latest run listed the offer and the run before did not (``new_offers``). Events are judged by
+the latest run listed the offer and the run before did not (``new_offers``), and the price the run
+before saw (``drop_percent``: two refreshes on one day compare with each other). Events are judged by
 run order (``db.run_offers``), never by the time a price carries: a replayed recording or an import
 of old prices keeps its own time. Prices from the bundled snapshot are no news and never judged.
 """
@@ -62,6 +63,9 @@ class AlertOffer:
     # could not be rented then.
     previous_stock_status: str | None = None
     median_cny_per_gpu_hour: Decimal | None = None  # over the window before today (drop_percent only)
+    # What the provider's run before its latest saw for this offer (drop_percent only; None: not listed
+    # then, or a run made before run prices were kept).
+    previous_cny_per_gpu_hour: Decimal | None = None
     is_new: bool = False  # listed by the provider's latest refresh and not the one before (new_offers)
 
     @property
@@ -104,6 +108,7 @@ class AlertOffer:
             "stock_state": offer["stock_state"],
             "previous_stock_status": self.previous_stock_status,
             "median_cny_per_gpu_hour": self.median_cny_per_gpu_hour,
+            "previous_cny_per_gpu_hour": self.previous_cny_per_gpu_hour,
             "is_new": self.is_new,
             "key": self.key,
             "stock": self.stock_text(),
@@ -120,8 +125,15 @@ def current_offers(conn: Connection, rule: Rule, fx: Mapping[str, object]) -> li
         billing=(rule.billing,) if rule.billing else (),
         vgpu=True,
     )
-    offers = [o for o in latest_offers(conn, query, fx) if not o.from_snapshot]  # the snapshot is no news
-    medians = _window_medians(conn, offers, rule.window_days) if rule.condition == "drop_percent" else {}
+    offers = [
+        o
+        for o in latest_offers(conn, query, fx)
+        if not o.from_snapshot  # the snapshot is no news
+        and o.unlisted_at is None  # nor is what its provider no longer lists
+    ]
+    drop = rule.condition == "drop_percent"
+    medians = _window_medians(conn, offers, rule.window_days) if drop else {}
+    previous = _previous_run_prices(conn, offers) if drop else {}
     changes = _stock_changes(conn, offers) if rule.condition == "back_in_stock" else {}
     new = _new_offers(conn, offers) if rule.condition == "new_offers" else set()
     out = []
@@ -133,6 +145,7 @@ def current_offers(conn: Connection, rule: Rule, fx: Mapping[str, object]) -> li
                 offer=replace(o, stock=now) if now is not None else o,
                 previous_stock_status=_status(before, o.gpus_per_instance),
                 median_cny_per_gpu_hour=medians.get(o.key),
+                previous_cny_per_gpu_hour=previous.get(o.key),
                 is_new=o.key in new,
             )
         )
@@ -163,6 +176,22 @@ def _window_medians(conn: Connection, offers: Sequence[Offer], days: int) -> dic
         ]
         if window:
             out[o.key] = o.at_price(Decimal(statistics.median(window))).cny_per_gpu_hour
+    return out
+
+
+def _previous_run_prices(conn: Connection, offers: Sequence[Offer]) -> dict[tuple[int, str], Decimal]:
+    """Per offer, the CNY per GPU-hour its provider's stored refresh run before the latest one saw:
+    runs in the order they ran, so two refreshes on one day compare with each other."""
+    out: dict[tuple[int, str], Decimal] = {}
+    for provider, group in _by_provider(offers).items():
+        runs = run_offers.compared_runs(conn, provider)
+        if runs is None or runs.previous is None:
+            continue
+        seen = run_offers.listed_prices(conn, runs.previous)
+        for o in group:
+            price = seen.get(o.key)
+            if price is not None:
+                out[o.key] = Decimal(str(price))
     return out
 
 

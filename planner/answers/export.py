@@ -27,6 +27,9 @@ FORMATS = {
     "price": to_jsonable,  # a Decimal without exponent or trailing zeros' noise
     "median_price": to_jsonable,
     "observed_at": iso_time,  # UTC, with its Z
+    "confirmed_at": iso_time,
+    "unlisted_at": iso_time,
+    "from_snapshot": lambda v: "true" if v else "false",
 }
 
 
@@ -47,12 +50,23 @@ def export_lines(
 ) -> Iterator[list[Any]]:
     """The header, then every stored observation (oldest first) of ``gpu_models`` at ``providers``
     (all when empty), streamed."""
-    from db.queries import export_rows
+    from db.queries import export_rows, latest_prices
 
     yield list(EXPORT_COLUMNS)
     with engine.connect() as conn:
-        for row in export_rows(conn, list(gpu_models) or None, list(providers) or None):
-            yield export_cells(row._mapping)
+        models, names = list(gpu_models) or None, list(providers) or None
+        # An offer its provider no longer lists (by its latest refresh: db.catalogue) is written so on
+        # its latest row, so the file says so where there is no refresh to judge it.
+        gone = {
+            (p.provider, p.region, p.instance_type, p.billing, p.observed_at): p.unlisted_at
+            for p in latest_prices(conn, models, names)
+            if p.unlisted_at is not None
+        }
+        for row in export_rows(conn, models, names):
+            cells = dict(row._mapping)
+            key = (cells["provider"], cells["region"], cells["instance_type"], cells["billing"])
+            cells["unlisted_at"] = gone.get((*key, cells["observed_at"]), cells["unlisted_at"])
+            yield export_cells(cells)
 
 
 def write_export(

@@ -57,6 +57,10 @@ class HistoryDay(Protocol):
     def total_gpus(self) -> int | None: ...
     @property
     def max_idle_gpus_per_machine(self) -> int | None: ...
+    @property
+    def change_percent(self) -> Decimal | None: ...
+    @property
+    def set_changed(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -186,5 +190,9 @@ def _record(r: Any) -> dict[str, Any]:
         "min_cny_per_gpu_hour": r.min_cny_per_gpu_hour,
         "max_cny_per_gpu_hour": r.max_cny_per_gpu_hour,
         "median_cny_per_gpu_hour": r.median_cny_per_gpu_hour,
+        # Against the series' previous day, over the instances priced on both (a price change, not a
+        # change of mix), and whether the set of instances changed.
+        "change_percent": r.change_percent,
+        "set_changed": r.set_changed,
         "availability": stock,
     }

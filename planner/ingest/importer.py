@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import IO
 
 from sqlalchemy import exc
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from db import store
-from db.bulk import Correction, PriceBatches, replace_corrections
+from db.bulk import Correction, PriceBatches, move_to_run, replace_corrections
 from db.queries import has_prices
 from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
@@ -181,6 +181,8 @@ def _import(
                 replace_corrections(conn, [c for _, c in corrections], run_id)
                 notes = _replaced_notes(corrections)
             changed = stored.changed
+            if reader.snapshot_keys:
+                _into_snapshot_run(conn, run_id, reader.snapshot_keys, instance_ids, path.name)
             if reader.stock:
                 rows_stock = list(reader.stock.values())
                 store.insert_availability(conn, rows_stock, instance_ids, run_id)
@@ -348,6 +350,8 @@ class _RowReader:
         self.first_line: dict[InstanceKey, int] = {}  # where each instance first appears
         # The newest stock of each instance and billing mode in the file (the stock_status columns).
         self.stock: dict[tuple[InstanceKey, str], AvailabilityRow] = {}
+        # The (instance, billing, day) of every row marked from_snapshot: stored in a snapshot run.
+        self.snapshot_keys: set[tuple[InstanceKey, str, dt.date]] = set()
 
     def set_columns(self, columns: list[str]) -> None:
         self.columns = columns
@@ -387,6 +391,8 @@ class _RowReader:
             offer.text, offer.price, offer.cny = text, price, cny
         if offer.stock is not None:
             self._keep_stock(offer, observed_at)
+        if offer.snapshot:
+            self.snapshot_keys.add((offer.key, offer.billing, observed_on))
         return PriceRecord(
             offer.key,
             offer.billing,
@@ -399,6 +405,8 @@ class _RowReader:
             offer.source,
             offer.tiers,
             offer.median,
+            offer.confirmed,
+            offer.unlisted,
         )
 
     def check(self, fields: list[str]) -> PriceRecord | None:
@@ -452,6 +460,11 @@ class _RowReader:
             )
         offer = _Offer(key, billing, currency, unit, source, rate, gpu_count, record["price"], price, cny)
         offer.tiers, offer.median, offer.stock = tiers, median, stock
+        offer.confirmed = _optional_moment(record.get("confirmed_at"), "confirmed_at", observed_at)
+        offer.unlisted = _optional_moment(record.get("unlisted_at"), "unlisted_at", None)
+        offer.snapshot = _flag(record.get("from_snapshot"), "from_snapshot")
+        if offer.snapshot:
+            self.snapshot_keys.add((key, billing, observed_at.date()))
         self._offers[self._combination(fields)] = offer
         self._when[record["observed_at"]] = (observed_at, observed_at.date())
         if stock is not None:
@@ -468,6 +481,8 @@ class _RowReader:
             source,
             tiers,
             median,
+            offer.confirmed,
+            offer.unlisted,
         )
 
     def _keep_stock(self, offer: _Offer, observed_at: dt.datetime) -> None:
@@ -496,6 +511,9 @@ class _Offer:
         "tiers",
         "median",
         "stock",
+        "confirmed",
+        "unlisted",
+        "snapshot",
     )
 
     def __init__(
@@ -518,6 +536,50 @@ class _Offer:
         self.median: Decimal | None = None
         # status, idle, total and orderable GPUs
         self.stock: StockCells | None = None
+        self.confirmed: dt.datetime | None = None  # the confirmed_at column
+        self.unlisted: dt.datetime | None = None  # the unlisted_at column
+        self.snapshot = False  # the from_snapshot column
+
+
+def _into_snapshot_run(
+    conn: Connection,
+    run_id: int,
+    keys: set[tuple[InstanceKey, str, dt.date]],
+    instance_ids: Mapping[InstanceKey, int],
+    name: str,
+) -> None:
+    """Move the prices this import stored from rows marked from_snapshot into a run of kind snapshot,
+    as the bundled snapshot's own load stores them: an export of snapshot rows imported elsewhere
+    stays the snapshot (never news for alerts, named as such by every answer)."""
+    snapshot = store.start_run(
+        conn, provider="*", kind="snapshot", source=f"{name} (rows marked from_snapshot)"
+    )
+    moved = move_to_run(conn, run_id, snapshot, [(instance_ids[k], b, d) for k, b, d in keys])
+    store.finish_run(conn, snapshot, RunStatus.OK, offers_seen=len(keys), prices_stored=moved)
+
+
+def _optional_moment(value: str | None, column: str, not_before: dt.datetime | None) -> dt.datetime | None:
+    """An optional time column (confirmed_at, unlisted_at) as naive UTC; a confirmation before the
+    first sighting is refused."""
+    if not (value or "").strip():
+        return None
+    try:
+        moment = parse_observed_at(value or "")
+    except PriceRejected as err:
+        raise PriceRejected(str(err).replace("observed_at", column, 1)) from None
+    if not_before is not None and moment < not_before:
+        raise PriceRejected(f"{column} {value!r} is before observed_at (when the price was first seen)")
+    return moment
+
+
+_FLAGS = {"": False, "false": False, "0": False, "no": False, "true": True, "1": True, "yes": True}
+
+
+def _flag(value: str | None, column: str) -> bool:
+    try:
+        return _FLAGS[(value or "").strip().lower()]
+    except KeyError:
+        raise PriceRejected(f"{column} {value!r} is not true or false") from None
 
 
 def _cached(memo: dict, key: str, check):  # noqa: ANN001, ANN202 - a tiny memo over a checking function

@@ -170,7 +170,8 @@ def finish(engine: Engine, job: ScrapeJob, scraped: Scraped, secrets: tuple[str,
             counts = store.insert_prices(conn, [_price_row(o, observed_at) for o in kept], ids, job.run_id)
             stock = [_availability_row(o, observed_at) for o in kept if o.has_availability]
             stocked = store.insert_availability(conn, stock, ids, job.run_id)
-            run_offers.record(conn, job.name, job.run_id, {(ids[o.instance_key], o.billing) for o in kept})
+            seen = {(ids[o.instance_key], o.billing): o.cny_per_gpu_hour for o in kept}
+            run_offers.record(conn, job.name, job.run_id, seen)
             if stocked:
                 notes.append(f"stock recorded for {stocked} offer(s)")
             if conflicts:

@@ -88,7 +88,9 @@ def offer_of(
         unit=row.unit,
         currency=row.currency,
         cny_per_currency=rate if rate is not None else cny_rate(row.currency, fx),
-        observed_at=row.observed_at,
+        observed_at=row.last_confirmed_at,
+        first_seen_at=row.observed_at,
+        unlisted_at=row.unlisted_at,
         source=row.source,
         from_snapshot=row.run_kind == "snapshot",
         gpu_note=row.gpu_note,
@@ -331,7 +333,10 @@ class JobCost:
     @property
     def availability(self) -> Availability:
         """Can the GPUs paid for be rented now? Whole instances need all their GPUs idle, not only
-        the job's (a 1-GPU job on an 8-GPU instance needs 8 idle cards)."""
+        the job's (a 1-GPU job on an 8-GPU instance needs 8 idle cards). An offer its provider no longer
+        lists cannot be rented at all."""
+        if self.offer.unlisted_at is not None:
+            return Availability.NOT_LISTED
         return availability(self.offer.stock, self.gpus_paid, self.gpus_on_one_machine)
 
     @property

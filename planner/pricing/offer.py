@@ -31,6 +31,8 @@ class Availability(StrEnum):
     SOLD_OUT = "sold_out"
     SHORT = "short"  # fewer idle GPUs than the job needs (in all, or on one marketplace machine)
     NOT_ORDERABLE = "not_orderable"  # idle, but fewer orderable GPUs than the job needs (AutoDL)
+    # Its provider's latest refresh (or the newest source) did not list it (db.catalogue).
+    NOT_LISTED = "not_listed"
 
     @property
     def rentable(self) -> bool:
@@ -44,7 +46,7 @@ class Availability(StrEnum):
 
 # What quote, plan and their table say when no option can be rented: every unrentable state named.
 NOTHING_RENTABLE = (
-    "every option is sold out, short of idle GPUs or not orderable at its provider's last refresh"
+    "every option is sold out, short of idle GPUs, not orderable or not listed at its provider's last refresh"
 )
 
 _WORDS = {
@@ -53,6 +55,7 @@ _WORDS = {
     Availability.SOLD_OUT: "sold out",
     Availability.SHORT: "short of idle GPUs",
     Availability.NOT_ORDERABLE: "not orderable",
+    Availability.NOT_LISTED: "not listed at the last refresh",
 }
 
 
@@ -116,7 +119,7 @@ class Offer:
     unit: str
     currency: str
     cny_per_currency: Decimal  # the [fx] rate it is costed at (1 for CNY)
-    observed_at: dt.datetime
+    observed_at: dt.datetime  # when the price was last confirmed (a price's age counts from it)
     source: str | None
     from_snapshot: bool
     gpu_note: str | None = None
@@ -126,6 +129,9 @@ class Offer:
     vcpus: int | None = None
     memory_gb: float | None = None
     stock: Stock | None = field(default=None, compare=False)
+    first_seen_at: dt.datetime | None = None  # when this price was first seen (None: at observed_at)
+    # When its provider was last seen not listing it (db.catalogue): never recommended then.
+    unlisted_at: dt.datetime | None = None
 
     @property
     def cny_per_gpu_hour(self) -> Decimal:
@@ -136,7 +142,16 @@ class Offer:
     @property
     def availability(self) -> Availability:
         """Can one instance be rented now?"""
+        if self.unlisted_at is not None:
+            return Availability.NOT_LISTED
         return availability(self.stock, self.gpus_per_instance, self.gpus_on_one_machine(1))
+
+    @property
+    def unlisted_words(self) -> str | None:
+        """ "not listed at the last refresh (2026-12-01)" for an offer its provider stopped listing."""
+        if self.unlisted_at is None:
+            return None
+        return f"{Availability.NOT_LISTED.words} ({self.unlisted_at:%Y-%m-%d})"
 
     @property
     def per_gpu_listing(self) -> bool:
@@ -163,7 +178,7 @@ class Offer:
 
     @property
     def age_days(self) -> int:
-        """Whole days since the price was observed (UTC days; 0 for today's)."""
+        """Whole days since the price was last confirmed (UTC days; 0 for a price seen again today)."""
         return max(0, (dt.datetime.now(dt.UTC).date() - self.observed_at.date()).days)
 
     def at_price(self, price: Decimal) -> Offer:
@@ -194,7 +209,10 @@ class Offer:
             "currency": self.currency,
             "cny_per_gpu_hour": self.cny_per_gpu_hour,
             "observed_at": iso_time(self.observed_at),
+            "first_seen_at": iso_time(self.first_seen_at or self.observed_at),
+            "last_confirmed_at": iso_time(self.observed_at),
             "age_days": self.age_days,
+            "unlisted_at": iso_time(self.unlisted_at) if self.unlisted_at else None,
             "source": self.source,
             "from_snapshot": self.from_snapshot,
             "china_variant": self.china_variant,

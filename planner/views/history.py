@@ -47,10 +47,11 @@ def render_history(history: History) -> str:
             folded[-1][1] = r.day
             continue
         change = "-"
-        if previous and previous[0].min_cny_per_gpu_hour:
-            before = previous[0].min_cny_per_gpu_hour
-            delta = (r.min_cny_per_gpu_hour - before) / before * 100
-            change = "=" if delta == 0 else f"{delta:+.1f}%"
+        if previous:
+            # Over the instances priced on both days: a price change, never a change of mix.
+            delta = r.change_percent
+            change = "-" if delta is None else "=" if delta == 0 else f"{delta:+.1f}%"
+            change += "*" if r.set_changed else ""
         series_last[series] = (r, figures)
         folded.append([r.day, r.day, series, r, change])
     for first, last, _series, r, change in folded:
@@ -69,7 +70,7 @@ def render_history(history: History) -> str:
         rows.extend([[*row, change, _stock_cell(r)]])
     headers = ["day(s)", "provider", "gpu", "billing", "instances", "min CNY/GPU-h", "max CNY/GPU-h"]
     headers += ["median"] if with_median else []
-    headers += ["min change", "stock"]
+    headers += ["price change", "stock"]
     right = (4, 5, 6, 7, 8) if with_median else (4, 5, 6, 7)
     lines = [f"History of {', '.join(models)} over {window.text} (UTC days; CNY per GPU-hour):"]
     if window.early:
@@ -78,6 +79,11 @@ def render_history(history: History) -> str:
     notes = []
     if with_median:
         notes.append("median: AutoDL's median listing (the min is its cheapest).")
+    notes.append(
+        "price change: of the cheapest price over the instances priced on both days, never a change of mix."
+    )
+    if any(r.set_changed for r in found):
+        notes.append("*: the set of instances changed that day (some were added or are no longer priced).")
     notes.append("stock: sold out / available among the instances that said so, or idle/total GPUs (AutoDL).")
     lines.extend(["", *notes, *_outside_lines(history)])
     return "\n".join(lines)

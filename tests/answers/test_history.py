@@ -96,7 +96,7 @@ def test_history_query_runs_on_the_indexes_on_sqlite(tmp_path):
     with eng.connect() as conn:
         conn.execute(text("ANALYZE"))
         wanted = queries.wanted_instances(["A100-40GB"], None)
-        stmt = queries._history_statement(wanted, TODAY - dt.timedelta(days=30), None)  # noqa: SLF001
+        stmt = queries.levels_from_statement(wanted, TODAY - dt.timedelta(days=30), None)
         compiled = stmt.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True})
         plan = " | ".join(str(r[-1]) for r in conn.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
     assert "ix_instances_gpu_model" in plan, plan

@@ -132,17 +132,20 @@ def test_price_changes_since_the_previous_day_and_week_are_numbers_even_when_neg
     assert frame["change_pct"].dtype.kind == "f" or frame["change_pct"].dtype.kind == "i"
 
 
-def test_changes_are_read_on_the_observed_on_index(engine):
+def test_changes_are_read_by_index_seeks(engine):
+    """Each series' level on a day is one seek on the (instance, billing, day) unique index."""
     if engine.url.get_backend_name() != "sqlite":
         pytest.skip("the plan is checked on SQLite; PostgreSQL plans depend on table statistics")
-    from db.report_queries import changes_statement
+    from db.queries import latest_rows, wanted_instances
+    from db.schema import prices
 
-    statement = changes_statement(dt.date(2026, 11, 20), 7, 7)
+    held = latest_rows(prices, "observed_on", wanted_instances(None, None), below=dt.date(2026, 11, 21))
+    statement = held.select()
     compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})
     with engine.connect() as conn:
         plan = " | ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}"))
-    assert "ix_prices_observed_on" in plan, plan
-    assert "SCAN new" not in plan and "SCAN prices" not in plan, plan
+    assert "sqlite_autoindex_prices_1 (instance_id=? AND billing=? AND observed_on" in plan, plan
+    assert "SCAN prices" not in plan and "SCAN latest_t " not in plan, plan
 
 
 def test_health_shows_the_last_refresh_of_each_provider(run_cli, engine, tmp_path):

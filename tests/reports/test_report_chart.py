@@ -128,19 +128,20 @@ def test_the_reports_filters_apply_to_the_chart(run_cli, engine, tmp_path):
     assert select_trend(h800).models == ("H800-80GB",)
 
 
-def test_the_chart_is_read_on_the_observed_on_index(engine):
+def test_the_chart_is_read_on_an_index(engine):
     if engine.url.get_backend_name() != "sqlite":
         pytest.skip("the plan is checked on SQLite; PostgreSQL plans depend on table statistics")
-    from db.report_queries import trend_statement
+    from db.queries import levels_from_statement, wanted_instances
 
     def plan(*filters: object) -> str:
-        statement = trend_statement(DAY, 30, *filters)
+        wanted = wanted_instances(*filters) if filters else wanted_instances(None, None)
+        statement = levels_from_statement(wanted, DAY - dt.timedelta(days=29), ["on_demand"])
         compiled = statement.compile(engine, compile_kwargs={"literal_binds": True})
         with engine.connect() as conn:
             return " | ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}"))
 
     unfiltered = plan()
-    assert "SEARCH prices USING INDEX ix_prices_observed_on" in unfiltered, unfiltered
+    assert "SEARCH prices USING INDEX" in unfiltered and "SCAN prices" not in unfiltered, unfiltered
     filtered = plan(["A100-40GB"], ["tencent"])  # the wanted instances' rows, by (instance, billing, day)
     assert "SEARCH prices USING INDEX" in filtered and "SCAN prices" not in filtered, filtered
 

@@ -16,16 +16,17 @@ def test_a_history_renders_as_before(engine, tmp_path):
     assert render_history(none) == HISTORY_NONE
 
 
-# What the view printed before it moved out of planner/commands/, byte for byte.
+# What the view prints, byte for byte (since 2026-12: the price change is like for like).
 HISTORY = """\
 History of A100-40GB, A100-80GB over the 30 day(s) to 2026-11-25 (UTC days; CNY per GPU-hour):
 No price since 2026-11-25 (6 day(s) ago): the window ends at the newest price, not today. `planner refresh` brings today's prices.
-day(s)      provider  gpu        billing    instances  min CNY/GPU-h  max CNY/GPU-h  min change  stock
-----------  --------  ---------  ---------  ---------  -------------  -------------  ----------  -----
-2026-11-20  tencent   A100-40GB  on_demand          1          28.64          28.64           -  -
-2026-11-10  aliyun    A100-80GB  on_demand          1          31.25          31.25           -  -
-2026-11-25  aliyun    A100-80GB  on_demand          1          30.00          30.00       -4.0%  -
+day(s)      provider  gpu        billing    instances  min CNY/GPU-h  max CNY/GPU-h  price change  stock
+----------  --------  ---------  ---------  ---------  -------------  -------------  ------------  -----
+2026-11-20  tencent   A100-40GB  on_demand          1          28.64          28.64             -  -
+2026-11-10  aliyun    A100-80GB  on_demand          1          31.25          31.25             -  -
+2026-11-25  aliyun    A100-80GB  on_demand          1          30.00          30.00         -4.0%  -
 
+price change: of the cheapest price over the instances priced on both days, never a change of mix.
 stock: sold out / available among the instances that said so, or idle/total GPUs (AutoDL)."""
 
 
