@@ -378,7 +378,8 @@ def current_availability(conn: Connection, priced: Iterable[Any]) -> dict[tuple[
     for p in priced:
         key = (p.instance_id, p.billing)
         stock = found.get(key)
-        if stock is not None and stock.observed_at.date() >= p.observed_at.date():
+        seen = getattr(p, "last_confirmed_at", p.observed_at)  # a stored level: its last confirmation
+        if stock is not None and stock.observed_at.date() >= seen.date():
             out[key] = stock
     return out
 

@@ -319,7 +319,7 @@ def insert_prices(
         changed=counts.changed + len(replaced),
         already_present=counts.already_present + len(confirmed),
         changes=counts.changes + tuple(changes),
-        confirmed=len(confirmed),
+        confirmed=counts.confirmed + len(confirmed),
     )
 
 

@@ -16,7 +16,7 @@ BYTES_PER_GB = 10**9  # GB as marketed on GPUs and in the catalog (decimal)
 BYTES_PER_GIB = 2**30  # GiB, what the KV-cache tables in workloads.md §2.5 use
 
 # The most GPUs one job may ask for, in every command (quote, plan, tco, estimate).
-MAX_GPUS = 100_000
+MAX_GPUS = 50_000  # above the largest published training runs rented in one place (MegaScale: 12,288)
 MAX_COUNT = 10**30  # beyond any count a person means; keeps later float arithmetic finite
 SUFFIXES: dict[str, int] = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 

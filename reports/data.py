@@ -115,8 +115,10 @@ def latest_frame(
             "cny_per_gpu_hour": _number(p.cny_per_gpu_hour),
             "price": _number(p.price),
             "from_snapshot": p.run_kind == "snapshot",
+            "observed_at_utc": p.last_confirmed_at,  # a price's age counts from its last confirmation
         }
         for p in latest_prices(conn, gpu_models or None, providers or None)
+        if p.unlisted_at is None  # what its provider no longer lists is no option (db.catalogue)
     ]
     frame = pd.DataFrame.from_records(records, columns=list(PRICE_COLUMNS))
     frame = _typed(frame, floats=("cny_per_gpu_hour", "gpus_per_instance", "price", "memory_gb"))

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from db.records import Stock
 from planner import catalog
 from planner.billing import (
+    BILLING_MODES,
     DAYS_PER_PERIOD,
     HOURLY_MODES,
     HOURS_PER_DAY,
@@ -126,7 +127,7 @@ def latest_offers(
         billing=list(query.billing) or None,
     )
     rates = {c: cny_rate(c, fx) for c in {r.currency for r in rows}}  # one check per currency
-    said = queries.current_availability(conn, rows) if stock else {}
+    said = hardware_stock(queries.current_availability(conn, rows)) if stock else {}
     offers = (
         offer_of(
             r, fx, r.gpu_model in query.variants, said.get((r.instance_id, r.billing)), rates[r.currency]
@@ -134,6 +135,26 @@ def latest_offers(
         for r in rows
     )
     return [o for o in offers if query.admits(o)]
+
+
+_NON_SPOT = tuple(m for m in BILLING_MODES if m != SPOT)
+
+
+def hardware_stock(said: Mapping[tuple[int, str], Stock]) -> dict[tuple[int, str], Stock]:
+    """Stock is the hardware's: an instance sold out on one non-spot billing mode is sold out on its
+    other non-spot modes too (the same machines are rented by the hour or by the month), unless the
+    provider stated stock for that mode itself. Spot capacity is a pool of its own."""
+    out = dict(said)
+    sold_out: dict[int, Stock] = {}
+    for (iid, billing), stock in said.items():
+        if billing != SPOT and not availability(stock, 1).rentable:
+            sold_out.setdefault(iid, stock)
+    return out | {
+        (iid, billing): stock
+        for iid, stock in sold_out.items()
+        for billing in _NON_SPOT
+        if (iid, billing) not in said
+    }
 
 
 def offers_in_and_out_of_scope(
@@ -153,7 +174,7 @@ def with_stock(conn: Connection, offers: Sequence[Offer]) -> list[Offer]:
         return []
     from db import queries
 
-    found = queries.current_availability(conn, offers)
+    found = hardware_stock(queries.current_availability(conn, offers))
     return [replace(o, stock=found[o.key]) if o.key in found else o for o in offers]
 
 

@@ -73,7 +73,7 @@ def render_quote(result: Quote) -> str:
                 f"No option has 2 or more prices in its last {job.history_days} days: costed on the latest "
                 "prices (history builds up with each `planner refresh`)."
             )
-    with_stock = any(o.offer.stock for o in result.options)
+    with_stock = any(o.offer.stock or o.offer.unlisted_at for o in result.options)
     with_link = any(o.gpus > 1 for o in result.options)
     rows = [
         _row(i, o, with_stock, with_history, with_link, job.price_basis)
@@ -125,8 +125,8 @@ def _recommendation_lines(result: Quote) -> list[str]:
     passed = result.passed_over
     if passed:
         lines.append(
-            f"{len(passed)} cheaper option(s) sold out, short of idle GPUs or not orderable at their last refresh "
-            f"(e.g. {passed[0].offer.provider} {passed[0].offer.instance_type}, {_state(passed[0])}); "
+            f"{len(passed)} cheaper option(s) sold out, short of idle GPUs, not orderable or not listed at "
+            f"their provider's last refresh (e.g. {passed[0].offer.provider} {passed[0].offer.instance_type}, {_state(passed[0])}); "
             "not recommended."
         )
     o = best.offer
@@ -154,13 +154,14 @@ def _recommendation_lines(result: Quote) -> list[str]:
 
 
 def _state(o: JobCost) -> str:
-    """The option's stock in a sentence, for the GPUs its job pays for."""
-    return stock_state_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
+    """The option's stock in a sentence, for the GPUs its job pays for (or that its provider no
+    longer lists it)."""
+    return o.offer.unlisted_words or stock_state_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
 
 
 def _stock_cell(o: JobCost) -> str:
     """The stock of ``o`` for the GPUs its job pays for, as ``o.availability`` judges it."""
-    return stock_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
+    return o.offer.unlisted_words or stock_words(o.offer.stock, o.gpus_paid, o.gpus_on_one_machine)
 
 
 def _unit_price(o: JobCost, fell_back: str) -> str:

@@ -205,12 +205,15 @@ def test_an_offer_fires_again_only_after_its_condition_stopped(run_cli, config, 
     refresh(run_cli, config, AFTER)
     robots.requests.clear()
     at(monkeypatch, DAY2 + dt.timedelta(hours=2))
-    refresh(run_cli, config, BEFORE)  # H20 busy, the V100s unlisted again (no price today: same day)
+    # H20 busy, the V100s unlisted again, the 4090 back at its old price (the day's price is the
+    # latest run's): every condition stops holding, nothing fires.
+    refresh(run_cli, config, BEFORE)
     assert robots.requests == []
     at(monkeypatch, DAY2 + dt.timedelta(hours=3))
     third = refresh(run_cli, config, AFTER)
-    # Back, idle and listed again (new by run: absent from the run before): each fires a second time.
-    assert "(anything-new, h20-back, h20-idle)" in third.stderr
+    # Back, idle, listed again (new by run: absent from the run before), cheap again and 20 % under the
+    # run before on the same day: each fires a second time.
+    assert "(4090-drop, anything-new, cheap-4090-beijing, h20-back, h20-idle)" in third.stderr
     assert sorted(r["kind"] for r in robots.requests) == ["dingtalk", "feishu", "wecom"]
 
 

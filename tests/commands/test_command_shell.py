@@ -134,7 +134,7 @@ def test_the_command_words_a_quantity_as_the_flag_typed(run_cli):
     result = run_cli("quote", "--gpu", "A100-80GB", "--hours", "1K", "--gpus", "200K")
     assert result.exit_code == 2
     error = line_of(result.stderr, "Error:")  # by the library
-    assert error.startswith("Error: --gpus ") and "between 1 and 100000" in error and "got 200000" in error
+    assert error.startswith("Error: --gpus ") and "between 1 and 50000" in error and "got 200000" in error
     assert "Hint: e.g. --gpus 8" in result.output
 
 
@@ -144,7 +144,7 @@ def test_plan_never_names_a_flag_that_was_not_given(run_cli):
     )
     assert result.exit_code == 0, result.output
     assert "--gpus " not in result.output
-    assert "to finish in 0.001 h" in result.output and "the 100,000 a plan considers" in result.output
+    assert "to finish in 0.001 h" in result.output and "the 50,000 a plan considers" in result.output
 
 
 def test_a_quantity_error_about_no_flag_of_the_command_keeps_its_plain_name():

@@ -456,7 +456,7 @@ T = ("tco", "--gpu", "RTX4090")
         ((*E, "--tokens", "1B", "--gpu", "RTX4090", "--mfu", "inf"), "--mfu 'inf' is not finite"),
         ((*E, "--gpu", "RTX4090", "--gpus", "0"), "--gpus must be positive"),
         ((*E, "--gpu", "RTX4090", "--gpus", "2.5"), "--gpus must be a whole number"),
-        ((*E, "--gpu", "RTX4090", "--gpus", "1e6"), "--gpus 1.0M is more than 100.0K"),
+        ((*E, "--gpu", "RTX4090", "--gpus", "1e6"), "--gpus 1.0M is more than 50.0K"),
         ((*E, "--gpus", "4"), "--gpus needs --gpu"),
         ((*E, "--mfu", "0.3"), "--mfu changes only the hours"),
         ((*E, "--seq-len", "0"), "--seq-len must be positive"),

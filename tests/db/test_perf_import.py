@@ -88,7 +88,9 @@ def test_the_quick_path_stores_exactly_what_the_full_check_stores(engine, tmp_pa
     full = import_csv(engine, path, FX, batch_rows=7)
     counts = ("rows", "stored", "changed", "already_present", "instances")
     assert [getattr(quick, c) for c in counts] == [getattr(full, c) for c in counts]
-    assert quick.stored == len(history()) and quick.changed > 0
+    # A row at its series' previous price confirms that one instead of adding a row (prices are levels).
+    assert quick.stored + quick.already_present == len(history()) and quick.changed > 0
+    assert quick.stored < len(history())
     assert quick_rows == dump(engine)
 
 
@@ -184,7 +186,8 @@ def test_blank_lines_are_skipped_anywhere(engine, tmp_path):
     path = write_csv(tmp_path / "b.csv", [price_row(), price_row(observed_at="2026-11-02")])
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join([lines[0], "", lines[1], ",,,,,,,,", lines[2], ""]) + "\n", encoding="utf-8")
-    assert import_csv(engine, path, FX).stored == 2
+    result = import_csv(engine, path, FX)
+    assert (result.rows, result.stored, result.already_present) == (2, 1, 1)  # the 2nd confirms the 1st
 
 
 def test_a_refresh_still_gets_its_changes_listed(engine):
@@ -199,11 +202,11 @@ def test_a_refresh_still_gets_its_changes_listed(engine):
             for d, p in ((1, "20"), (2, "20"), (3, "25"))
         ]
         counts = store.insert_prices(conn, rows, ids, run)
-    assert (counts.stored, counts.changed) == (3, 1)
+    assert (counts.stored, counts.changed, counts.confirmed) == (2, 1, 1)  # day 2 confirms day 1
     (change,) = counts.changes
     assert (change.instance, change.before_day, change.before, change.after) == (
         key,
-        dt.date(2026, 10, 2),
+        dt.date(2026, 10, 1),  # the level 20 was first seen on day 1
         Decimal("20"),
         Decimal("25"),
     )
@@ -235,7 +238,8 @@ def write_many(path: Path, rows: int) -> Path:
 def test_the_bench_history_imports_and_reimports(engine, tmp_path):
     path = write_many(tmp_path / "bench.csv", 9000)
     first = import_csv(engine, path, FX, batch_rows=1000)
-    assert first.stored == first.rows > 8000 and first.changed > 0
+    assert first.stored + first.already_present == first.rows > 8000 and first.changed > 0
+    assert first.stored < first.rows  # unchanged prices confirm their level instead of adding rows
     again = import_csv(engine, path, FX, batch_rows=1000)
     assert (again.stored, again.already_present) == (0, first.rows)
 
@@ -248,7 +252,8 @@ def test_an_older_observation_imported_later_is_not_a_change(engine, tmp_path):
         price_row(observed_at="2026-11-07", price="31"),
     ]
     result = import_csv(engine, write_csv(tmp_path / "old.csv", older), FX, batch_rows=2)
-    assert (result.stored, result.changed) == (3, 1)  # only 30 -> 31; nothing against the newer 20
+    # 11-06 confirms 11-05's 30; only 30 -> 31 is a change; nothing against the newer 20
+    assert (result.stored, result.already_present, result.changed) == (2, 1, 1)
 
 
 @pytest.mark.parametrize("batch_rows", [1, 3, 1000])
@@ -280,4 +285,4 @@ def test_changed_does_not_depend_on_batches_or_order(engine, tmp_path, batch_row
         for before, after in zip(rows, rows[1:], strict=False)
         if after.run_id == result.run_id and before[:2] == after[:2] and before.price != after.price
     )
-    assert result.stored == len(backfill) and result.changed == expected > 0
+    assert result.stored + result.already_present == len(backfill) and result.changed == expected > 0

@@ -222,7 +222,7 @@ def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
         lines[0]
         == "provider,region,instance_type,gpu_model,gpu_count,billing,price,currency,observed_at,vcpus,memory_gb,source,"
         "gpu_note,tiers,median_price,stock_status,idle_gpus,total_gpus,orderable_gpus,"
-        "max_idle_gpus_per_machine,max_orderable_gpus_per_machine"
+        "max_idle_gpus_per_machine,max_orderable_gpus_per_machine,confirmed_at,unlisted_at,from_snapshot"
     )
     assert len(lines) == 3
     assert lines[1].startswith(

@@ -200,7 +200,8 @@ def test_next_day_counts_changes_and_flags_a_tenfold_move(engine, tmp_path):
         )
     summary = refresh(engine, tmp_path, from_raw=RAW)
     tencent = outcome(summary, "tencent")
-    assert (tencent.stored, tencent.changed) == (10, 1)
+    # The next day's same prices confirm yesterday's (no new row); only the moved one is stored.
+    assert (tencent.stored, tencent.changed, tencent.already_present) == (1, 1, 9)
     (flagged,) = tencent.flagged
     assert "ap-beijing/GT4.4XLARGE96 on_demand" in flagged and ": 1.432" in flagged
     assert any("moved more than tenfold" in n for n in tencent.notes)
@@ -208,7 +209,8 @@ def test_next_day_counts_changes_and_flags_a_tenfold_move(engine, tmp_path):
     with engine.connect() as conn:
         run = conn.execute(select(scrape_runs).where(scrape_runs.c.id == tencent.run_id)).mappings().one()
     assert run["prices_flagged"] == 1 and "GT4.4XLARGE96" in run["notes"]
-    assert stored_by_provider(engine)["tencent"] == 20  # flagged, still stored: history is append-only
+    # flagged, still stored: 10 levels from yesterday and the moved price's new one
+    assert stored_by_provider(engine)["tencent"] == 11
 
 
 def test_unknown_gpus_are_counted_and_named(engine, tmp_path, run_cli):

@@ -189,8 +189,15 @@ def test_migration_0005_leaves_older_stock_without_a_per_machine_figure_and_judg
         key = ("autodl", "west-B", "RTX 4090")
         ids = store.upsert_instances(conn, [store.InstanceRow(*key, "RTX4090-24GB", 1)])
         now = dt.datetime(2026, 11, 29)  # before the replay's day, so its price and stock are the latest
-        price = store.PriceRow(key, "on_demand", Decimal("1.88"), "CNY", "hour", Decimal("1.88"), now)
-        store.insert_prices(conn, [price], ids, run)
+        # The prices table as 0004 had it (the code of today writes columns added since).
+        conn.execute(
+            text(
+                "INSERT INTO prices (instance_id, billing, price, currency, unit, cny_per_gpu_hour, "
+                "observed_at, observed_on, run_id) VALUES "
+                "(:iid, 'on_demand', 1.88, 'CNY', 'hour', 1.88, :at, :on, :run)"
+            ),
+            {"iid": ids[key], "run": run, "at": now, "on": now.date()},
+        )
         conn.execute(
             text(
                 "INSERT INTO availability (instance_id, billing, run_id, observed_at, observed_on, "
