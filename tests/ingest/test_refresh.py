@@ -223,7 +223,7 @@ def test_unknown_gpus_are_counted_and_named(engine, tmp_path, run_cli):
     assert run["unknown_gpus"] == "vGPU-32GB, vGPU-48GB" and run["offers_skipped"] == 1
     aliyun = outcome(summary, "aliyun")
     assert aliyun.skipped == 15
-    assert any("not in the table" in n and "(ecs.gn9t-c8g1.2xlarge)" in n for n in aliyun.notes)
+    assert any("not in the table" in n and "(ecs.gn8ia-2x.8xlarge)" in n for n in aliyun.notes)
 
 
 def test_an_instance_relabelled_with_another_gpu_is_skipped_and_named(engine, tmp_path):
