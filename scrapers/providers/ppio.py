@@ -310,7 +310,8 @@ def offers_of(product: Product) -> list[RawOffer]:
                         memory_gb=product.memory_gb * n if product.memory_gb else None,
                         stock_status=stock,
                         idle_gpus=idle,
-                        source=f"{source}; {'; '.join(words)}" if words else source,
+                        # the reason first: a table cuts the source short
+                        source=f"{'; '.join(words)}; {source}" if words else source,
                         extra=extra,
                     )
                 )
