@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from planner.errors import QuantityError
+from planner.on_application import OnApplication, for_models
 from planner.pricing.cost import (
     ALL,
     Job,
@@ -162,6 +163,11 @@ class Quote:
         return tuple(o for o in self.options if not o.rentable and price_key(o) < price_key(best))
 
     @property
+    def on_application(self) -> tuple[OnApplication, ...]:
+        """Providers renting the GPU asked for only on application (no price): listed, never ranked."""
+        return for_models(self.query.gpu_models, self.query.providers)
+
+    @property
     def as_of(self) -> dt.datetime | None:
         return max((o.offer.observed_at for o in self.options), default=None)
 
@@ -207,6 +213,7 @@ class Quote:
             "no_recommendation": self.no_recommendation,
             "cheaper_outside_scope": option_dict(self.outside) if self.outside else None,
             "options": [option_dict(o) for o in self.options],
+            "on_application": [e.to_dict() for e in self.on_application],  # no price: never an option
         }
 
 

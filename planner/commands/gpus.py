@@ -19,6 +19,7 @@ from planner.commands.options import (
     single_gpu_option,
 )
 from planner.errors import UsageError
+from planner.on_application import providers_for
 from planner.views.gpus import render_catalog, render_value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +45,7 @@ COLUMNS = (
     "china_note",
     "aliases",
     "spec_source",
+    "on_application",
 )
 
 
@@ -73,8 +75,9 @@ COLUMNS = (
 def gpus(app, query, include_variants, value, buy, sort, providers, billing, scope, fmt) -> None:  # noqa: ANN001
     """The GPU catalog: canonical names, the aliases providers use, and specs.
 
-    Dense BF16/FP16 TFLOPS (FP16 where a GPU has no BF16), memory, bandwidth, TDP, and a purchase price
-    with its date and source where one is known.
+    Dense BF16/FP16 TFLOPS (FP16 where a GPU has no BF16), memory, bandwidth, TDP, a purchase price
+    with its date and source where one is known, and the providers that rent it only on application
+    (a ticket, a whitelist or an invitation; no public price: `planner quote` lists their words).
 
     With --value, GPU models ranked by dense TFLOPS and by GB of memory per CNY-hour at their cheapest
     current rental price per GPU (any provider, region and instance; on-demand unless --billing names
@@ -125,8 +128,9 @@ def gpus(app, query, include_variants, value, buy, sort, providers, billing, sco
 def _catalog_listing(models: list[GpuModel], fmt: str) -> None:
     records = []
     for m in models:
-        record = {c: getattr(m, c) for c in COLUMNS if c != "link"}
+        record = {c: getattr(m, c) for c in COLUMNS if c not in ("link", "on_application")}
         record["link"] = interconnect_label(m)  # the label plan shows; "interconnect" is the spec text
         record["aliases"] = list(m.aliases)
+        record["on_application"] = list(providers_for(m.name))  # rented only after a ticket/whitelist
         records.append(record)
     emit(records, fmt, table=lambda _: render_catalog(models), csv=lambda r: (r, COLUMNS))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from planner.billing import HOURLY_MODES
 from planner.catalog import interconnect_label
+from planner.on_application import providers_for
 from planner.output import money, short, table
 from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
 from planner.pricing.query import scope_words
@@ -34,6 +35,7 @@ def render_catalog(models: list[GpuModel]) -> str:
             interconnect_label(m),
             f"{m.purchase_price_cny:,.0f}" if m.purchase_price_cny else "-",
             m.purchase_price_date or "",
+            ", ".join(providers_for(m.name)) or "-",
         ]
         for m in models
     ]
@@ -48,8 +50,15 @@ def render_catalog(models: list[GpuModel]) -> str:
         "link",
         "price CNY",
         "price date",
+        "on application",
     ]
-    return table(rows, headers, align_right=(3, 4, 5, 6, 8))
+    note = (
+        "\n'on application': providers renting the GPU only after a ticket, whitelist or invitation, with "
+        "no public price (`planner quote --gpu NAME` gives their words)."
+        if any(row[-1] != "-" for row in rows)
+        else ""
+    )
+    return table(rows, headers, align_right=(3, 4, 5, 6, 8)) + note
 
 
 def render_value(result: ValueRanking) -> str:

@@ -1,5 +1,5 @@
-"""Notes under a table: why a row's GPU model is marked inferred (the ``*`` note, each reason once), and
-the line naming a cheaper option outside the region scope.
+"""Notes under a table: why a row's GPU model is marked inferred (the ``*`` note, each reason once), the
+line naming a cheaper option outside the region scope, and the providers renting a GPU only on application.
 
 Sources word the same reason per instance family or per size ("GPU inferred from the gn7e family, not
 stated by Aliyun", "... the gn7i family ..."); listed as they come, one reason fills a screen. Notes
@@ -16,6 +16,7 @@ from planner.pricing.cost import shown_total
 from planner.pricing.query import cheaper_outside_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.on_application import OnApplication
     from planner.pricing.cost import JobCost
 
 _FAMILY = re.compile(r"^GPU inferred from the (?P<what>\S+) family, not stated by (?P<who>.+)$")
@@ -54,3 +55,17 @@ def outside_lines(scope: str, cost: JobCost | None) -> list[str]:
         return []
     amount = f"CNY {shown_total(cost.total_cny):,} in total"
     return [cheaper_outside_line(scope, cost.offer, amount, "use --scope all")]
+
+
+def on_application_lines(entries: Iterable[OnApplication]) -> list[str]:
+    """The providers that rent the GPU only on application, after the priced options: their words, the
+    instance family where known, the day seen; no price, so never an option or a recommendation."""
+    listed = list(entries)
+    if not listed:
+        return []
+    lines = ["", "Rented only on application (no public price; not an option, never recommended):"]
+    for e in listed:
+        family = f", family {e.instance_family}" if e.instance_family else ""
+        lines.append(f"  {e.provider}: {e.gpu_model}{family}: {e.wording} (seen {e.observed:%Y-%m-%d})")
+    lines.append("  (`--format json` gives each source, under on_application.)")
+    return lines

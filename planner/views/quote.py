@@ -18,7 +18,7 @@ from planner.pricing.words import (
     stock_state_words,
     stock_words,
 )
-from planner.views.notes import outside_lines, star_note
+from planner.views.notes import on_application_lines, outside_lines, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.quote import Quote
@@ -59,6 +59,7 @@ def render_quote(result: Quote) -> str:
     if not result.options:
         lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
         lines.extend(outside_lines(result.query.scope, result.outside))
+        lines.extend(on_application_lines(result.on_application))
         return "\n".join(lines)
     lines.append(prices_line([o.offer for o in result.options]))
     with_history = any(o.history for o in result.options)
@@ -108,6 +109,7 @@ def render_quote(result: Quote) -> str:
         lines.extend(notes)
     if result.considered > len(result.options):
         lines.append(f"({result.considered - len(result.options)} more option(s); use --top to see them.)")
+    lines.extend(on_application_lines(result.on_application))
     return "\n".join(lines)
 
 

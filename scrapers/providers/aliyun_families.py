@@ -27,6 +27,13 @@ FAMILIES: dict[str, Family] = {
         "NVIDIA H20", 96, plain_is_one=True, inferred=True
     ),  # doc gives 96 GB HBM3, no name: H20 is [I]
     "gn8is": Family("NVIDIA L20", 48, plain_is_one=True),
+    # RTX 4090 / RTX 5090 families: named only by a third-party label [3P] (providers.md §2.3) and by a
+    # tracker reading the official price page on 2026-09-15 (``ecs.gn8t.4xlarge`` "1xRTX 4090 24G, 16 vCPU",
+    # ``ecs.gn9t.6xlarge`` "1xRTX 5090 32G, 24 vCPU": price_points_2026_09.json). Aliyun's own family doc
+    # was not read, so the GPU is marked inferred; DescribeInstanceTypes (account mode) states it instead.
+    # Unverified: that a plain ``gn8t.<size>``/``gn9t.<size>`` is one card (both observed plain types are).
+    "gn8t": Family("NVIDIA GeForce RTX 4090", 24, plain_is_one=True, inferred=True),
+    "gn9t": Family("NVIDIA GeForce RTX 5090", 32, plain_is_one=True, inferred=True),
     "gn7e": Family("NVIDIA A100", 80),
     "gn7": Family("NVIDIA A100", 40),
     "gn7i": Family("NVIDIA A10", 24),

@@ -16,11 +16,22 @@ numeric ids), ``DescribeCompShareGpuInventory`` (idle cards per pool, zone id an
 ``{"Exclusive": {"10027": {"4090": 10}}, "Spot": {...}}``), then per zone
 ``DescribeAvailableCompShareInstanceTypes`` (GPU types with ``Status`` ``Normal``/``Soldout``, their
 ``GraphicsMemory.Value`` in GB and ``MachineSizes``: GPU counts with CPU/memory collections, memory in
-GiB), then one ``GetCompShareInstancePrice`` per GPU type and count, with the size's first CPU figure and
-smallest memory and no ``ChargeType``, which the official CLI's price command also leaves out to get one
-``PriceDetail`` row per charge type. ``Instance`` is the machine (GPUs, CPU, memory; disks and image
-priced apart), in CNY per unit of the charge type: ``Postpay``/``Dynamic`` per hour, ``Spot`` per hour
-(interruptible), ``Day``, ``Month``, ``Year`` per period.
+GiB), then ``GetCompShareInstancePrice`` per GPU type and count, with the size's first CPU figure and
+smallest memory, **once per charge type** (:data:`PRICE_CHARGE_TYPES`). The price call's docs (SDK
+docstring, the same words as UHost's ``GetUHostInstancePrice``) name ``Year``, ``Month``, ``Dynamic``
+(hourly) and ``Day``, and say a call without ``ChargeType`` "默认返回月付价格" (returns the monthly price);
+the official CLI's price command leaves it out and reads one row per charge type. Asked once per mode,
+every mode arrives under either reading: from each answer we take the row of the mode asked and ignore
+the others. ``Postpay`` (hourly, postpaid) and ``Spot`` are named by ``CreateCompShareInstance``'s docs
+and the CLI, not by the price call's: asked too (``Spot`` not for a type in ``SpotUnsupportedGpuTypes``);
+an answer with no row for the mode asked counts as "not sold that way" in a note. ``Instance`` is the
+machine (GPUs, CPU, memory; disks and image priced apart), in CNY per unit of the charge type:
+``Postpay``/``Dynamic`` per hour, ``Spot`` per hour (interruptible), ``Day``, ``Month``, ``Year`` per
+period (units assumed from the mode names; no answer of the live API was read).
+
+GPU type ``Status`` (SDK: 可售|Normal, 公测|Beta, 售罄|Soldout, 隐藏|Hidden): ``Beta`` (public beta) types
+are priced and stored like ``Normal`` ones, marked "公测 public beta" in the offer's source and
+``extra["status"]``; ``Hidden`` and unknown words are skipped with a counted reason.
 
 Key-name drift, both accepted: the docs and the SDK say ``PriceDetail``, the official CLI reads
 ``PriceDetails``; the docs and the SDK say ``GpuInventoryByZone`` (the SDK types it as a string, so a JSON
@@ -61,7 +72,16 @@ CHARGE_TYPES: dict[str, tuple[str, str]] = {
     "Month": ("monthly", "month"),
     "Year": ("yearly", "year"),
 }
-PRICED_STATUSES = {"Normal": StockStatus.AVAILABLE, "Soldout": StockStatus.SOLD_OUT}
+# The modes a price call is asked for, one call each (the docs' Year, Month, Dynamic, Day, then the
+# CLI's and CreateCompShareInstance's Postpay and Spot). Uncertain: which of them a live account answers.
+PRICE_CHARGE_TYPES = ("Dynamic", "Postpay", "Spot", "Day", "Month", "Year")
+PRICED_STATUSES = {
+    "Normal": StockStatus.AVAILABLE,
+    "Beta": StockStatus.AVAILABLE,  # 公测: rentable, marked public beta in the offer's source
+    "Soldout": StockStatus.SOLD_OUT,
+}
+BETA = "Beta"
+BETA_NOTE = "公测 public beta (CompShare Status Beta)"
 MAX_CNY_PER_GPU_HOUR = Decimal(200)  # an H800 rents for ~9 CNY per GPU-hour; 200 means a unit changed
 REFUSED = "CompShare refused the keys (RetCode {}: {}): check COMPSHARE_PUBLIC_KEY and COMPSHARE_PRIVATE_KEY"
 AUTH_RETCODES = frozenset({171, 172, 174})  # UCloud: signature error, public key error, no permission
@@ -190,8 +210,12 @@ def parse_gpu_types(body: dict[str, Any]) -> tuple[list[GpuType], Counter[str]]:
     return out, skipped
 
 
-def parse_price(body: dict[str, Any]) -> tuple[dict[str, Decimal], Counter[str]]:
-    """``GetCompShareInstancePrice`` -> {ChargeType: Instance price}, and unusable rows counted."""
+def parse_price(body: dict[str, Any], asked: str | None = None) -> tuple[dict[str, Decimal], Counter[str]]:
+    """``GetCompShareInstancePrice`` -> {ChargeType: Instance price}, and unusable rows counted.
+
+    ``asked``: the ChargeType the call named; only its rows are read (an answer may carry every mode's
+    row, as the CLI reads it, or the asked one only, as the docs say).
+    """
     details = body.get("PriceDetail", body.get("PriceDetails"))
     if not isinstance(details, list):
         raise ScrapeError(
@@ -204,6 +228,8 @@ def parse_price(body: dict[str, Any]) -> tuple[dict[str, Decimal], Counter[str]]
             skipped["a price row that is not an object"] += 1
             continue
         charge, value = row.get("ChargeType"), row.get("Instance")
+        if asked is not None and charge != asked:
+            continue  # another mode's row: read from the call that asks for it
         if not isinstance(charge, str) or charge not in CHARGE_TYPES:
             skipped[f"charge type {str(charge)[:20]!r} unknown"] += 1
         elif not _number(value):
@@ -226,6 +252,7 @@ class CompshareScraper:
 
     def __init__(self) -> None:
         self.rows_used = self.rows_unused = 0  # price rows of the last scrape, usable or not
+        self.no_row: Counter[str] = Counter()  # asked modes answered with no row of their own
 
     def mode(self, env: Mapping[str, str]) -> ProviderMode:
         """``account`` with both keys: prices of every GPU type and size, idle cards; else nothing."""
@@ -250,6 +277,7 @@ class CompshareScraper:
             return
         skipped: Counter[str] = Counter()
         self.rows_used = self.rows_unused = 0
+        self.no_row = Counter()
         for region in settings.regions or DEFAULT_REGIONS:
             try:
                 yield from self._region(client, public, private, region, skipped)
@@ -262,6 +290,9 @@ class CompshareScraper:
             )
         for reason, count in sorted(skipped.items()):
             yield Issue("skipped", f"CompShare: {count} x {reason}")
+        if self.no_row:
+            text = ", ".join(f"{charge} in {n}" for charge, n in sorted(self.no_row.items()))
+            yield Issue("note", f"CompShare: asked per charge type, no price row (not sold that way): {text}")
 
     def _call(
         self, client: HttpClient, public: str, private: str, action: str, **params: Any
@@ -298,21 +329,26 @@ class CompshareScraper:
             skipped.update(bad)
             for gpu in gpu_types:
                 for gpus, vcpus, memory_gib in gpu.sizes:
-                    try:
-                        answer = self._call(
-                            client, public, private, "GetCompShareInstancePrice",
-                            Region=region, Zone=zone, GpuType=gpu.name, Gpu=gpus, Cpu=vcpus,
-                            Memory=memory_gib * 1024, MachineType="G",
-                        )  # fmt: skip
-                    except SkipItem as failure:
-                        skipped[f"{gpu.name} x{gpus} not priced ({failure})"] += 1
-                        continue
-                    prices, bad_rows = parse_price(answer)
-                    self.rows_used += len(prices)
-                    self.rows_unused += sum(bad_rows.values())
-                    skipped.update({f"{gpu.name} x{gpus}: {r}": n for r, n in bad_rows.items()})
-                    if gpu.name in no_spot:  # listed as not sold as spot: a spot row would mislead
-                        prices.pop("Spot", None)
+                    prices: dict[str, Decimal] = {}
+                    for charge in PRICE_CHARGE_TYPES:
+                        if charge == "Spot" and gpu.name in no_spot:
+                            continue  # listed as not sold as spot: asking would mislead
+                        try:
+                            answer = self._call(
+                                client, public, private, "GetCompShareInstancePrice",
+                                Region=region, Zone=zone, GpuType=gpu.name, Gpu=gpus, Cpu=vcpus,
+                                Memory=memory_gib * 1024, MachineType="G", ChargeType=charge,
+                            )  # fmt: skip
+                        except SkipItem as failure:
+                            skipped[f"{gpu.name} x{gpus} {charge} not priced ({failure})"] += 1
+                            continue
+                        found, bad_rows = parse_price(answer, charge)
+                        self.rows_used += len(found)
+                        self.rows_unused += sum(bad_rows.values())
+                        skipped.update({f"{gpu.name} x{gpus}: {r}": n for r, n in bad_rows.items()})
+                        if not found and not bad_rows:
+                            self.no_row[charge] += 1
+                        prices.update(found)
                     yield from self._offers(
                         region, zone, zone_id, gpu, gpus, vcpus, memory_gib, prices, inventory
                     )
@@ -360,6 +396,7 @@ class CompshareScraper:
                 source=(
                     f"compshare GetCompShareInstancePrice {charge} Instance (whole machine: GPUs, "
                     f"{vcpus} vCPU, {memory_gib} GiB; disks excluded)"
+                    + (f"; {BETA_NOTE}" if gpu.status == BETA else "")
                 ),
                 extra={"zone_id": zone_id, "status": gpu.status},
             )

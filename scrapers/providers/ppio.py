@@ -21,6 +21,22 @@ per-machine price would make an A100 1.6 CNY per GPU-hour); that CPU and memory 
 with ``next_cursor``/``has_more`` and a ``cursor`` query parameter, as ``GET /gpus/v2/instances``
 documents; and that a month is the 720 h of the example (the planner itself counts 730 h a month).
 
+Whether an offer can be had at all (the documented example carries both, ``true``; their meaning is
+v1's and the field names', not spelled out for v2):
+
+- ``deployable`` (v1 ``availableDeploy``: "whether an instance can be created"). ``false`` stores every
+  offer of the product **sold out**, its source saying why (``not deployable``), and counts it in a note:
+  the price is kept (the history stays whole) but no quote calls it rentable. Absent or not a bool: no
+  verdict from it (the inventory fields decide, as before).
+- ``activity`` ``{is_activity_product, active, purchasable}``. Assumed: while a product is in an activity
+  (``is_activity_product`` or ``active`` true), ``final_price`` is the activity's (promotion) price and
+  ``base_price`` the regular one. A promotion with ``purchasable: false`` cannot be bought, so the
+  regular ``base_price`` is stored for that mode instead (the source says so); a mode with no
+  ``base_price`` has no price one can pay and is stored sold out with that reason. No promotion limits
+  (per-account caps, end dates) are documented in the v2 example; none are read.
+- Inventory: ``max_available`` (the most cards one instance can get), else ``available``, else
+  ``inventory_state``, decide sold out per GPU count (below).
+
 Per product and GPU count n in 1, 2, 4, 8 (within ``min``..``max``) we yield ``per="gpu"`` offers
 with ``gpu_count=n``: on_demand and spot per hour, monthly (1-month prepaid) and yearly (12-month
 prepaid) per period. Other prepaid lengths (3, 6 months) are not a billing mode the planner models
@@ -33,7 +49,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -55,6 +71,8 @@ MAX_CNY_PER_GPU_HOUR = Decimal(200)
 PREPAID_MODES: dict[int, tuple[str, str]] = {1: ("monthly", "month"), 12: ("yearly", "year")}
 HOURLY_MODES: dict[str, str] = {"postpaid": "on_demand", "spot": "spot"}
 SOLD_OUT_STATES = frozenset({"sold_out", "soldout", "out_of_stock", "none", "empty"})
+NOT_DEPLOYABLE = "not deployable (PPIO deployable: false: an instance cannot be created)"
+PROMO_UNBUYABLE = "promotion not purchasable (activity.purchasable: false)"
 REFUSED = "PPIO refused the API key (HTTP {}): check PPIO_API_KEY (ppio.com console, API 密钥管理)"
 
 
@@ -81,6 +99,15 @@ class Product:
     # billing -> (price per GPU per unit, list price or None, unit)
     prices: dict[str, tuple[Decimal, Decimal | None, str]]
     unmodelled: tuple[str, ...]  # prepaid lengths we do not store, e.g. "prepaid 3 months"
+    deployable: bool | None = None  # None: not stated
+    # billing -> why that mode cannot be had at the stored price (stored sold out with this reason)
+    not_rentable: dict[str, str] = field(default_factory=dict)
+    # billing -> a word on the price stored (the regular price standing in for an unbuyable promotion)
+    price_notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def not_deployable(self) -> bool:
+        return self.deployable is False
 
 
 def parse_page(payload: bytes) -> tuple[list[dict[str, Any]], str | None]:
@@ -174,6 +201,16 @@ def parse_product(raw: dict[str, Any]) -> Product:
         prices[billing] = (final, listed, unit)
     if not prices:
         raise SkipProduct("no postpaid, spot or 1/12-month prepaid price")
+    not_rentable: dict[str, str] = {}
+    price_notes: dict[str, str] = {}
+    if _promotion_unbuyable(raw.get("activity")):
+        for billing, (final, listed, unit) in list(prices.items()):
+            if listed is not None and listed > 0:
+                prices[billing] = (listed, None, unit)
+                price_notes[billing] = f"{PROMOTION_FALLBACK}; promotion price {final} not stored"
+            else:
+                not_rentable[billing] = f"{PROMO_UNBUYABLE}, and no regular price given"
+    deployable = raw.get("deployable")
     state = raw.get("inventory_state")
     regions = raw.get("region_ids")
     return Product(
@@ -193,11 +230,31 @@ def parse_product(raw: dict[str, Any]) -> Product:
         memory_gb=_opt_number(spec.get("memory_gb")) if isinstance(spec, dict) else None,
         prices=prices,
         unmodelled=tuple(unmodelled),
+        deployable=deployable if isinstance(deployable, bool) else None,
+        not_rentable=not_rentable,
+        price_notes=price_notes,
     )
+
+
+PROMOTION_FALLBACK = f"{PROMO_UNBUYABLE}: the regular base_price stored"
+
+
+def _promotion_unbuyable(activity: Any) -> bool:
+    """A promotion is on (``is_activity_product`` or ``active``) and says it cannot be bought.
+
+    ``purchasable: false`` outside an activity is not read as anything: the example shows the flag only
+    beside the activity ones, and then ``final_price`` is no promotion to fall back from.
+    """
+    if not isinstance(activity, dict):
+        return False
+    on = activity.get("is_activity_product") is True or activity.get("active") is True
+    return on and activity.get("purchasable") is False
 
 
 def _stock(product: Product, gpus: int) -> str | None:
     """Whether an instance of ``gpus`` cards can be created now, where PPIO says."""
+    if product.not_deployable:
+        return StockStatus.SOLD_OUT  # idle cards or not, PPIO says no instance can be created
     if product.max_available is not None:
         return StockStatus.AVAILABLE if product.max_available >= gpus else StockStatus.SOLD_OUT
     if product.available is not None:
@@ -222,6 +279,21 @@ def offers_of(product: Product) -> list[RawOffer]:
                 extra = {"product_id": product.product_id}
                 if listed is not None and listed != price:
                     extra["list_price_per_gpu"] = str(listed)
+                stock = _stock(product, n)
+                words = [product.price_notes[billing]] if billing in product.price_notes else []
+                why_not = [NOT_DEPLOYABLE] if product.not_deployable else []
+                if billing in product.not_rentable:
+                    why_not.append(product.not_rentable[billing])
+                if why_not:
+                    stock = StockStatus.SOLD_OUT
+                    extra["not_rentable"] = "; ".join(why_not)
+                    words += [f"stored sold out: {w}" for w in why_not]
+                source = (
+                    "ppio gpus/v2/products final_price per GPU (CPU and memory included; "
+                    "per-GPU pricing assumed)"
+                )
+                if billing in product.price_notes:
+                    source = source.replace("final_price", "base_price", 1)
                 offers.append(
                     RawOffer(
                         provider=PROVIDER,
@@ -236,12 +308,10 @@ def offers_of(product: Product) -> list[RawOffer]:
                         gpu_memory_gb=product.gpu_memory_gb,
                         vcpus=product.vcpus * n if product.vcpus else None,
                         memory_gb=product.memory_gb * n if product.memory_gb else None,
-                        stock_status=_stock(product, n),
+                        stock_status=stock,
                         idle_gpus=idle,
-                        source=(
-                            "ppio gpus/v2/products final_price per GPU (CPU and memory included; "
-                            "per-GPU pricing assumed)"
-                        ),
+                        # the reason first: a table cuts the source short
+                        source=f"{'; '.join(words)}; {source}" if words else source,
                         extra=extra,
                     )
                 )
@@ -280,6 +350,8 @@ class PpioScraper:
         wanted = set(settings.regions)
         skipped: Counter[str] = Counter()
         unmodelled: Counter[str] = Counter()
+        not_deployable: list[str] = []
+        unbuyable_promos: list[str] = []
         cursor: str | None = None
         yielded = priced = 0
         for _ in range(MAX_PAGES):
@@ -301,6 +373,10 @@ class PpioScraper:
                     continue
                 priced += 1
                 unmodelled.update(product.unmodelled)
+                if product.not_deployable:
+                    not_deployable.append(product.product_id)
+                if product.price_notes or product.not_rentable:
+                    unbuyable_promos.append(product.product_id)
                 for offer in offers_of(product):
                     if not wanted or offer.region in wanted:
                         yielded += 1
@@ -314,6 +390,18 @@ class PpioScraper:
             reasons = "; ".join(f"{n} x {why}" for why, n in skipped.most_common(3))
             raise ScrapeError(
                 f"PPIO: none of the {seen} products could be priced (shape changed?): {reasons}"
+            )
+        if not_deployable:
+            yield Issue(
+                "note",
+                f"{len(not_deployable)} product(s) {NOT_DEPLOYABLE}: stored sold out "
+                f"({', '.join(not_deployable[:5])})",
+            )
+        if unbuyable_promos:
+            yield Issue(
+                "note",
+                f"{len(unbuyable_promos)} product(s) with a {PROMO_UNBUYABLE}: the regular price stored "
+                f"(sold out where none is given) ({', '.join(unbuyable_promos[:5])})",
             )
         if unmodelled:
             text = ", ".join(f"{n} x {what}" for what, n in sorted(unmodelled.items()))

@@ -57,7 +57,7 @@ def test_replay_refreshes_all_four_providers_each_in_its_own_run(engine, tmp_pat
         assert run["finished_at"] >= run["started_at"]
         assert run["prices_stored"] == EXPECTED_STORED[run["provider"]]
     assert any(line.startswith("autodl: started (account/replay mode") for line in lines)
-    assert any(line.startswith("aliyun: ok in") and "285 new" in line for line in lines)
+    assert any(line.startswith("aliyun: ok in") and "288 new" in line for line in lines)
 
 
 def test_scraper_offers_merge_into_one_price_per_instance_and_billing(engine, tmp_path):
@@ -122,6 +122,7 @@ def test_autodl_median_is_never_a_rentable_option(run_cli):
     assert [(o["region"], o["instance_type"]) for o in doc["options"]] == [
         ("west-B", "RTX 4090"),
         ("beijing-A", "RTX 4090"),
+        ("cn-shenzhen", "ecs.gn8t.4xlarge"),  # Aliyun's RTX 4090 family (issue 26), no median of its own
     ]
     west = doc["options"][0]
     assert west["unit_price"] == 1.88 and west["median_unit_price"] == 2.293
@@ -146,12 +147,12 @@ def test_enabled_marketplaces_are_quoted_beside_autodl(run_cli, tmp_path, engine
                 .group_by(instances.c.provider)
             ).all()
         )
-    assert stock["ppio"] == 60 and stock["compshare"] == 17
+    assert stock["ppio"] == 76 and stock["compshare"] == 20
     doc = json.loads(run_cli("quote", "--gpu", "RTX4090", "--hours", "100", "--format", "json").stdout)
     cheapest = {}
     for option in doc["options"]:
         cheapest.setdefault(option["provider"], option)
-    assert set(cheapest) == {"autodl", "compshare", "ppio"}
+    assert set(cheapest) == {"autodl", "compshare", "ppio", "aliyun"}  # Aliyun: gn8t (issue 26)
     assert (cheapest["compshare"]["unit_price"], cheapest["compshare"]["instance_type"]) == (1.69, "4090 x1")
     assert (cheapest["ppio"]["unit_price"], cheapest["autodl"]["unit_price"]) == (1.69, 1.88)
     assert {o["gpu_model"] for o in doc["options"]} == {"RTX4090-24GB"}  # the 48 GB card is another model
@@ -225,7 +226,7 @@ def test_unknown_gpus_are_counted_and_named(engine, tmp_path, run_cli):
     assert run["unknown_gpus"] == "vGPU-32GB, vGPU-48GB" and run["offers_skipped"] == 1
     aliyun = outcome(summary, "aliyun")
     assert aliyun.skipped == 15
-    assert any("not in the table" in n and "(ecs.gn9t-c8g1.2xlarge)" in n for n in aliyun.notes)
+    assert any("not in the table" in n and "(ecs.gn8ia-2x.8xlarge)" in n for n in aliyun.notes)
 
 
 def test_an_instance_relabelled_with_another_gpu_is_skipped_and_named(engine, tmp_path):

@@ -240,8 +240,9 @@ def test_quote_and_plan_csv_carry_stock_and_utc_times_like_their_json(refreshed)
 def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refreshed):
     """The replay's AutoDL RTX 4090s: 40 idle over west-B's machines, 10 over beijing-A's, but never
     more than 2 (west-B) or 1 (beijing-A) on one machine (tests/fixtures/raw/autodl). A job's GPUs are
-    rented on one machine, so 8 (or 3) of them cannot be rented anywhere; 2 can in west-B, 1 in both."""
-    args = ("quote", "--gpu", "RTX4090", "--hours", "100")
+    rented on one machine, so 8 (or 3) of them cannot be rented anywhere; 2 can in west-B, 1 in both.
+    (AutoDL only: the replay's Aliyun gn8t RTX 4090 states no stock, so it would be recommended.)"""
+    args = ("quote", "--gpu", "RTX4090", "--hours", "100", "--provider", "autodl")
     eight = as_json(refreshed, *args, "--gpus", "8")
     assert eight["recommendation"] is None
     assert "short of idle GPUs" in eight["no_recommendation"]

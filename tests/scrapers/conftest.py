@@ -61,19 +61,32 @@ def make_client(clock: FakeClock):
 COMPSHARE_REGION_CALLS = ("DescribeCompShareSupportZone", "DescribeCompShareGpuInventory")
 
 
-def serve_compshare(mock: Any = responses) -> None:
+def _price_answer(body: dict[str, Any], charge: str | None) -> bytes:
+    """A price file answered the way the docs read: only the asked mode's row; no ChargeType: Month's."""
+    key = "PriceDetail" if "PriceDetail" in body else "PriceDetails"
+    wanted = charge or "Month"
+    rows = [r for r in body[key] if isinstance(r, dict) and r.get("ChargeType") == wanted]
+    return json.dumps({**body, key: rows}, ensure_ascii=False, indent=1).encode()
+
+
+def serve_compshare(mock: Any = responses, reading: str = "docs") -> None:
     """Register CompShare's fixture answers on ``mock`` (``responses`` itself by default), each matched
-    by its Action and the parameters that pick it, whatever the keys and the signature."""
+    by its Action and the parameters that pick it, whatever the keys and the signature.
+
+    A price file holds one row per charge type. ``reading="docs"`` answers a price call as the docs say
+    (``GetCompShareInstancePrice``: the ``ChargeType`` asked, the monthly row when none is); ``"cli"``
+    answers every call with every row, as the official CLI's price command reads it.
+    """
     from responses import matchers
 
-    from scrapers.providers.compshare import API_URL
+    from scrapers.providers.compshare import API_URL, PRICE_CHARGE_TYPES
 
     folder = FIXTURES / "compshare"
 
-    def add(path: Path, **query: str) -> None:
+    def add(path: Path, body: bytes | None = None, **query: str) -> None:
         mock.get(
             API_URL,
-            body=path.read_bytes(),
+            body=path.read_bytes() if body is None else body,
             content_type="application/json",
             match=[matchers.query_param_matcher(query, strict_match=False)],
         )
@@ -87,4 +100,11 @@ def serve_compshare(mock: Any = responses) -> None:
     for path in sorted(folder.glob("GetCompShareInstancePrice_*.constructed.json")):
         zone, rest = path.name.removeprefix("GetCompShareInstancePrice_").split("_", 1)
         gpu_type, count = rest.removesuffix(".constructed.json").rsplit("_x", 1)
-        add(path, Action="GetCompShareInstancePrice", Zone=zone, GpuType=gpu_type, Gpu=count)
+        picks = {"Action": "GetCompShareInstancePrice", "Zone": zone, "GpuType": gpu_type, "Gpu": count}
+        if reading == "cli":
+            add(path, **picks)
+            continue
+        data = json.loads(path.read_bytes())
+        for charge in PRICE_CHARGE_TYPES:
+            add(path, _price_answer(data, charge), ChargeType=charge, **picks)
+        add(path, _price_answer(data, None), **picks)  # no ChargeType: the monthly price only

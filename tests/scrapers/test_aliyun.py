@@ -116,9 +116,27 @@ def test_parse_cdn_file_offers_and_skips():
     ]
     assert [o.price for o in windows if o.billing == "on_demand"] == [Decimal("9.5326")]  # linux only
     skipped = {i.instance_type: i.message for i in items if isinstance(i, Issue)}
-    assert "table" in skipped["ecs.gn9t-c8g1.2xlarge"]
+    assert "table" in skipped["ecs.gn8ia-2x.8xlarge"]  # a GPU family whose GPU nobody has named
     assert "count unknown" in skipped["ecs.ebmgn8v.48xlarge"]
     assert "count unknown" in skipped["ecs.sgn6i-vws-m2.xlarge"]
+
+
+@pytest.mark.parametrize(
+    ("itype", "gpu", "memory", "price"),
+    [
+        ("ecs.gn8t.4xlarge", "NVIDIA GeForce RTX 4090", 24, Decimal("14.49")),
+        ("ecs.gn9t.6xlarge", "NVIDIA GeForce RTX 5090", 32, Decimal("20.1172")),
+        ("ecs.gn9t-c8g1.2xlarge", "NVIDIA GeForce RTX 5090", 32, Decimal("6.5")),
+    ],
+)
+def test_rtx_families_read_without_an_account_and_say_inferred(itype, gpu, memory, price):
+    """gn8t (RTX 4090) and gn9t (RTX 5090) are read from the family table, the GPU marked inferred."""
+    items = list(parse_price_file(CDN, "2.0.300", (), {}))
+    offer = find(items, "cn-shenzhen", itype, "on_demand")[0]
+    assert (offer.gpu_name, offer.gpu_count, offer.gpu_memory_gb, offer.price) == (gpu, 1.0, memory, price)
+    assert offer.gpu_note is not None and "inferred" in offer.gpu_note
+    assert "gn" in offer.gpu_note and itype.split(".")[1].split("-")[0] in offer.gpu_note
+    assert not any(isinstance(i, Issue) and i.instance_type == itype for i in items)
 
 
 def test_region_setting_filters():
@@ -297,6 +315,13 @@ def test_account_mode_specs_stock_and_spot(rsps, make_client):
     }
     h20 = find(result.offers, "cn-shenzhen", "ecs.ebmgn8v.48xlarge", "on_demand")[0]  # count from the API
     assert (h20.gpu_count, h20.gpu_name) == (8.0, "NVIDIA H20")
+    # With an account the GPU is stated by DescribeInstanceTypes, so no "inferred" note; a type the API
+    # does not list (gn9t here) still falls back to the family table and says so.
+    rtx4090 = find(result.offers, "cn-shenzhen", "ecs.gn8t.4xlarge", "on_demand")[0]
+    assert (rtx4090.gpu_name, rtx4090.vcpus, rtx4090.memory_gb) == ("NVIDIA GeForce RTX 4090", 16, 128)
+    assert rtx4090.gpu_note is None
+    rtx5090 = find(result.offers, "cn-shenzhen", "ecs.gn9t.6xlarge", "on_demand")[0]
+    assert rtx5090.gpu_note is not None and "inferred" in rtx5090.gpu_note
 
 
 def test_account_mode_spot_failure_is_partial(rsps, make_client):

@@ -14,7 +14,14 @@ from responses import matchers
 from planner.ingest.normalize import normalize_offers
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
-from scrapers.providers.compshare import API_URL, CompshareScraper, parse_inventory, parse_price, sign
+from scrapers.providers.compshare import (
+    API_URL,
+    PRICE_CHARGE_TYPES,
+    CompshareScraper,
+    parse_inventory,
+    parse_price,
+    sign,
+)
 from scrapers.registry import collect
 from scrapers.types import Issue, ProviderSettings
 
@@ -95,7 +102,9 @@ def test_full_scrape_prices_every_mode_and_reads_stock():
     assert len(skipped) == len(why)
     for message, (item, value) in zip(skipped, why, strict=True):
         assert message.startswith("CompShare: 1 x ") and item in message and value in message, message
-    assert not [i for i in issues if i.kind != "skipped"]
+    (note,) = [i.message for i in issues if i.kind != "skipped"]
+    # Modes a type/size's answers carried no row for: said once, not counted as skipped.
+    assert "no price row (not sold that way)" in note and "Dynamic in 7" in note
 
 
 @responses.activate
@@ -146,6 +155,77 @@ def test_one_region_answering_an_error_makes_a_partial_run():
     result = collect(CompshareScraper(), _client(), SETTINGS)
     assert result.status == "partial" and "cn-sh2" in result.error and "RetCode 8000" in result.error
     assert result.offers and {o.region for o in result.offers} == {"cn-wlcb"}
+
+
+def _asked_modes() -> dict[tuple[str, str, str], list[str | None]]:
+    asked: dict[tuple[str, str, str], list[str | None]] = {}
+    for call in responses.calls:
+        query = dict(parse_qsl(urlsplit(call.request.url).query))
+        if query.get("Action") == "GetCompShareInstancePrice":
+            key = (query["Zone"], query["GpuType"], query["Gpu"])
+            asked.setdefault(key, []).append(query.get("ChargeType"))
+    return asked
+
+
+@responses.activate
+def test_every_price_call_names_its_charge_type_once_per_mode():
+    """Without ChargeType the docs say the monthly price comes back alone: every call names its mode,
+    each mode is asked once per GPU type and size, and spot not for a type CompShare sells no spot of."""
+    serve_compshare()
+    _run()
+    asked = _asked_modes()
+    assert asked and all(None not in modes for modes in asked.values())
+    assert asked[("cn-wlcb-01", "4090", "1")] == list(PRICE_CHARGE_TYPES)
+    assert set(PRICE_CHARGE_TYPES) == {"Dynamic", "Postpay", "Spot", "Day", "Month", "Year"}
+    no_spot = asked[("cn-wlcb-01", "4090_48G", "1")]  # in SpotUnsupportedGpuTypes
+    assert "Spot" not in no_spot and len(no_spot) == len(PRICE_CHARGE_TYPES) - 1
+
+
+@responses.activate
+def test_a_call_without_charge_type_would_have_read_the_monthly_price_only():
+    """The replay answers as the docs read: no ChargeType, Month's row alone (what the old single call got)."""
+    serve_compshare()
+    base = {"Action": "GetCompShareInstancePrice", "Zone": "cn-wlcb-01", "GpuType": "4090", "Gpu": "1"}
+    body = _client().get(API_URL, params=base).json()
+    assert parse_price(body)[0] == {"Month": Decimal("1099")}
+    body = _client().get(API_URL, params={**base, "ChargeType": "Postpay"}).json()
+    assert parse_price(body, "Postpay")[0] == {"Postpay": Decimal("1.69")}
+
+
+@pytest.mark.parametrize("reading", ["docs", "cli"])
+def test_every_mode_arrives_under_either_reading_of_the_price_call(reading):
+    """Answered with the asked row only (docs) or with every row (the CLI's reading), the same offers."""
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        serve_compshare(mock, reading=reading)
+        offers, _ = _run()
+    got = {(o.zone, o.instance_type, o.billing, o.price) for o in offers}
+    modes = {b for (z, t, b, _) in got if (z, t) == ("cn-wlcb-01", "4090 x1")}
+    assert modes == {"on_demand", "spot", "daily", "monthly", "yearly"}
+    assert ("cn-wlcb-01", "4090 x1", "monthly", Decimal("1099")) in got
+    assert ("cn-wlcb-01", "4090 x1", "on_demand", Decimal("1.69")) in got
+    assert len(got) == 21  # 18 offers before, and the public-beta 5090 in three modes
+
+
+def test_a_price_answer_is_read_for_the_mode_asked_only():
+    rows = [{"ChargeType": "Month", "Instance": 1099}, {"ChargeType": "Postpay", "Instance": 1.69}]
+    assert parse_price({"PriceDetail": rows}, "Postpay") == ({"Postpay": Decimal("1.69")}, {})
+    assert parse_price({"PriceDetail": rows}, "Day") == ({}, {})
+    assert parse_price({"PriceDetail": rows})[0] == {"Month": Decimal("1099"), "Postpay": Decimal("1.69")}
+
+
+@responses.activate
+def test_a_public_beta_type_is_stored_and_marked():
+    """公测 (Status Beta) types are rentable: priced, stored, and marked public beta in the source."""
+    serve_compshare()
+    offers, issues = _run()
+    beta = [o for o in offers if o.instance_type == "5090 x1"]
+    assert {o.billing for o in beta} == {"on_demand", "daily", "monthly"}
+    assert all("公测 public beta" in o.source and o.extra["status"] == "Beta" for o in beta)
+    assert {(o.stock_status, o.idle_gpus) for o in beta} == {("available", 4)}
+    assert not any("5090" in i.message for i in issues if i.kind == "skipped")
+    assert all("public beta" not in o.source for o in offers if o.gpu_name != "5090")
+    normalized = normalize_offers(beta, {})
+    assert {o.gpu_model for o in normalized.offers} == {"RTX5090-32GB"}
 
 
 def test_price_without_either_detail_list_fails_loudly():

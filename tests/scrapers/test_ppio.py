@@ -90,16 +90,18 @@ def test_pages_follow_the_cursor_and_bad_products_are_counted():
     for message, (product, value) in zip(skipped, why, strict=True):
         assert message.startswith("PPIO product ") and product in message and value in message, message
     assert "[0, 6]" in skipped[0]  # the range a precision must be in
-    (note,) = [i.message for i in issues if i.kind == "note"]
-    assert "4 x prepaid 3 months" in note
+    notes = [i.message for i in issues if i.kind == "note"]
+    assert any("4 x prepaid 3 months" in n for n in notes)
     models = {o.gpu_name: o for o in offers}
-    assert set(models) == {"RTX 4090", "RTX 4090 48GB", "H100", "RTX 3090"}
+    assert set(models) == {"RTX 4090", "RTX 4090 48GB", "H100", "RTX 3090", "L20", "RTX 5090"}
     normalized = normalize_offers(offers, {})
     assert {o.gpu_model for o in normalized.offers} == {
         "RTX4090-24GB",
         "RTX4090-48GB",
         "H100-80GB",
         "RTX3090-24GB",
+        "L20-48GB",
+        "RTX5090-32GB",
     }
     sold_out = {o.stock_status for o in offers if o.gpu_name == "RTX 4090 48GB"}
     assert sold_out == {"sold_out"}
@@ -110,6 +112,61 @@ def test_pages_follow_the_cursor_and_bad_products_are_counted():
     assert {o.idle_gpus for o in h100} == {None}
     yearly = next(o for o in offers if o.instance_type == "RTX 4090 24GB x1" and o.billing == "yearly")
     assert (yearly.price, yearly.unit) == (Decimal("11880"), "year")
+
+
+@responses.activate
+def test_an_offer_that_cannot_be_created_is_stored_sold_out_with_its_reason():
+    """``deployable: false`` (v1 availableDeploy: "whether an instance can be created"): idle cards or
+    not, every offer is stored sold out, the source says why and the summary counts it."""
+    _serve(fixture_bytes("ppio", "products_v2_page2.constructed.json"))
+    offers, issues = _run()
+    l20 = [o for o in offers if o.gpu_name == "L20"]
+    assert {(o.instance_type, o.billing) for o in l20} == {
+        (f"L20 48GB x{n}", b) for n in (1, 2, 4, 8) for b in ("on_demand", "monthly")
+    }  # stored, not dropped
+    assert {o.stock_status for o in l20} == {"sold_out"}  # although max_available is 8
+    assert all("not deployable" in o.source and "not deployable" in o.extra["not_rentable"] for o in l20)
+    assert next(o for o in l20 if o.billing == "on_demand").price == Decimal("2.99")
+    assert any("not deployable" in i.message and "prod-l20-48g" in i.message for i in issues)
+    # A deployable product beside it keeps its verdict from the inventory.
+    assert {o.stock_status for o in offers if o.gpu_name == "RTX 3090" and o.gpu_count <= 4} == {"available"}
+
+
+@responses.activate
+def test_a_promotion_nobody_can_buy_falls_back_to_the_regular_price():
+    """``activity.purchasable: false`` during an activity: the regular ``base_price`` is stored, never the
+    promotion's ``final_price``; a mode with no regular price is stored sold out with the reason."""
+    _serve(fixture_bytes("ppio", "products_v2_page2.constructed.json"))
+    offers, issues = _run()
+    promo = {(o.gpu_count, o.billing): o for o in offers if o.gpu_name == "RTX 5090"}
+    hourly = promo[(1.0, "on_demand")]
+    assert hourly.price == Decimal("2.49")  # base_price 2490, not the promotion's 990
+    assert hourly.stock_status == "available" and "not_rentable" not in hourly.extra
+    assert "list_price_per_gpu" not in hourly.extra
+    assert "promotion not purchasable" in hourly.source and "0.99 not stored" in hourly.source
+    spot = promo[(1.0, "spot")]  # a promotion price with no regular price beside it
+    assert spot.stock_status == "sold_out" and "no regular price" in spot.extra["not_rentable"]
+    assert any("promotion not purchasable" in i.message and "prod-5090" in i.message for i in issues)
+    normalized = normalize_offers(offers, {})
+    best = min(
+        (o for o in normalized.offers if o.gpu_model == "RTX5090-32GB" and o.billing == "on_demand"),
+        key=lambda o: o.cny_per_gpu_hour,
+    )
+    assert best.cny_per_gpu_hour == Decimal("2.49")
+
+
+def test_a_buyable_promotion_and_an_unstated_flag_change_nothing():
+    raw = copy.deepcopy(DOC["data"][0])
+    raw["activity"] = {"is_activity_product": True, "active": True, "purchasable": True}
+    assert parse_product(raw).prices["on_demand"][0] == Decimal("12.6")  # the promotion can be bought
+    for value in (None, "no", 0):
+        raw = copy.deepcopy(DOC["data"][0])
+        raw["deployable"], raw["activity"] = value, value
+        product = parse_product(raw)
+        assert (product.deployable, product.not_rentable, product.price_notes) == (None, {}, {})
+    raw = copy.deepcopy(DOC["data"][0])
+    raw["activity"] = {"is_activity_product": False, "active": False, "purchasable": False}
+    assert parse_product(raw).prices["on_demand"][0] == Decimal("12.6")  # no promotion to fall back from
 
 
 @responses.activate

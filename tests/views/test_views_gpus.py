@@ -16,6 +16,11 @@ def test_the_catalog_renders_as_before():
     )
 
 
+def test_a_catalog_without_gpus_on_application_has_no_note():
+    text = render_catalog([catalog.get_model("T4-16GB")])
+    assert text.splitlines()[2].endswith("-") and "'on application'" not in text
+
+
 def test_the_value_ranking_renders_as_before(engine, tmp_path, monkeypatch):
     freeze_today(monkeypatch)
     store_prices(engine, tmp_path)
@@ -28,11 +33,12 @@ def test_the_value_ranking_renders_as_before(engine, tmp_path, monkeypatch):
 
 # What the views printed before they moved out of planner/commands/, byte for byte.
 GPUS_CATALOG = """\
-name          family   variant of  mem GB  TFLOPS  GB/s  TDP W  link             price CNY  price date
-------------  -------  ----------  ------  ------  ----  -----  ---------------  ---------  ----------
-A100-80GB     A100                     80     312  2039    400  NVLink 600 GB/s    143,750  2026-08-21
-RTX4090-24GB  RTX4090                  24   165.2  1008    450  PCIe only           17,800  2026-08-13
-H20-96GB      H20                      96     148  4000    400  NVLink 900 GB/s    143,750  2026-05-24"""
+name          family   variant of  mem GB  TFLOPS  GB/s  TDP W  link             price CNY  price date  on application
+------------  -------  ----------  ------  ------  ----  -----  ---------------  ---------  ----------  -------------------
+A100-80GB     A100                     80     312  2039    400  NVLink 600 GB/s    143,750  2026-08-21  -
+RTX4090-24GB  RTX4090                  24   165.2  1008    450  PCIe only           17,800  2026-08-13  -
+H20-96GB      H20                      96     148  4000    400  NVLink 900 GB/s    143,750  2026-05-24  tencent, volcengine
+'on application': providers renting the GPU only after a ticket, whitelist or invitation, with no public price (`planner quote --gpu NAME` gives their words)."""
 
 
 GPUS_VALUE = """\

@@ -23,6 +23,20 @@ def test_a_quote_with_no_prices_renders_as_before(engine, tmp_path, monkeypatch)
     assert render_quote(result) == QUOTE_NONE
 
 
+def test_providers_renting_on_application_come_after_the_priced_options(engine, tmp_path, monkeypatch):
+    freeze_today(monkeypatch)
+    store_prices(engine, tmp_path)
+    with engine.connect() as conn:
+        result = quote(conn, QuoteRequest(gpu="A100", hours=100, gpus=2, include_variants=True), FX)
+    text = render_quote(result)
+    assert text.endswith(QUOTE_ON_APPLICATION_TAIL)
+    assert text.index("Recommendation: tencent GT4.4XLARGE96") < text.index("Rented only on application")
+    assert [o.offer.gpu_model for o in result.options] == ["A100-40GB", "A100-80GB"]  # no A800 option
+    with engine.connect() as conn:  # the A100 alone: nobody rents it only on application
+        alone = quote(conn, QuoteRequest(gpu="A100", hours=100, gpus=2), FX)
+    assert render_quote(alone) == QUOTE
+
+
 # What the views printed before they moved out of planner/commands/, byte for byte.
 QUOTE = """\
 Quote: 2 x A100 (A100-40GB, A100-80GB) for 100 h over 5 day(s)
@@ -40,4 +54,18 @@ Recommendation: tencent GT4.4XLARGE96 (ap-beijing), 2 instance(s) on on_demand: 
 
 QUOTE_NONE = """\
 Quote: 1 x H800 (H800-80GB) for 10 h over 1 day(s)
-No prices match. Try without filters, `planner prices`, or `planner refresh`."""
+No prices match. Try without filters, `planner prices`, or `planner refresh`.
+
+Rented only on application (no public price; not an option, never recommended):
+  tencent: H800-80GB, family HCCPNV5: rented only after a ticket or whitelist; not offered in the price calculator (seen 2026-09-15)
+  (`--format json` gives each source, under on_application.)"""
+
+
+# The A100 asked with its China variant: the A800 is rented on application at Tencent, listed after the
+# priced options and the notes, with no price.
+QUOTE_ON_APPLICATION_TAIL = """\
+'link': how the GPUs talk ('+ network' and 'network only': between instances, over the provider's network). Totals within 0.5% (or 1 CNY) go to fewer machines, then the wider NVLink.
+
+Rented only on application (no public price; not an option, never recommended):
+  tencent: A800-80GB: rented only after a ticket or whitelist; not offered in the price calculator (seen 2026-09-15)
+  (`--format json` gives each source, under on_application.)"""
