@@ -53,7 +53,7 @@ def age_legend(offers: Sequence[Offer]) -> list[str]:
     if not any(is_old(o) for o in offers):
         return []
     return [
-        f"age: days since the price was observed; (old): more than {OLD_DAYS} days, prices may have "
+        f"age: days since the price was last seen (first seen or confirmed); (old): more than {OLD_DAYS} days, prices may have "
         f"moved since: {REFRESH_HINT}, or check the provider's site."
     ]
 
