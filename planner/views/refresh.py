@@ -33,7 +33,7 @@ def render_summary(summary: RefreshSummary) -> str:
         details += o.notes
         if o.already_present:
             details.append(
-                f"{o.already_present} price(s) already stored today (one per instance, billing and day)"
+                f"{o.already_present} price(s) unchanged: confirmed, not stored again (a price is stored when it changes)"
             )
         if details:
             lines.append("")

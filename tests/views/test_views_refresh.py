@@ -33,7 +33,7 @@ tencent   ok      account     120  100        3      4.2  -
 aliyun    failed  public        0    0        0     30.0  timed out after 30 s reading https://ecs.aliyuncs…
 
 tencent:
-  - 20 price(s) already stored today (one per instance, billing and day)
+  - 20 price(s) unchanged: confirmed, not stored again (a price is stored when it changes)
 
 aliyun:
   - error: timed out after 30 s reading https://ecs.aliyuncs.com/?Action=DescribePrice&RegionId=cn-beijing (3 attempts)
