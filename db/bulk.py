@@ -44,6 +44,7 @@ _INSERTED = (
     "unlisted_at",
 )
 _CONFIRMED = _INSERTED.index("confirmed_at")
+_UNLISTED = _INSERTED.index("unlisted_at")
 
 
 def append_prices(
@@ -218,7 +219,7 @@ def _append(
     # A confirmation lands on the observation before it: a row of this batch (its index in ``values``)
     # or a stored one (its key); either way the latest moment that saw the price wins.
     batch_row: dict[tuple[int, str], int] = {}
-    confirm_new: dict[int, dt.datetime] = {}
+    confirm_new: dict[int, tuple[dt.datetime, dt.datetime | None]] = {}
     confirm_stored: dict[tuple[int, str, dt.date], tuple[dt.datetime, dt.datetime | None]] = {}
     for key in new_keys:
         record = pending[key]
@@ -234,7 +235,9 @@ def _append(
             confirmed += 1
             index = batch_row.get(series)
             if index is not None:
-                confirm_new[index] = max(seen, confirm_new.get(index, seen))
+                was_new = confirm_new.get(index)
+                if was_new is None or was_new[0] <= seen:  # the newest sighting says whether it is listed
+                    confirm_new[index] = (seen, record.unlisted_at)
             else:
                 at = (series[0], series[1], before[0])
                 was = confirm_stored.get(at)
@@ -252,9 +255,10 @@ def _append(
             in_order = False
         batch_row[series] = len(values)
         values.append(to_db.row(key[0], record, run_id))
-    for index, seen in confirm_new.items():
+    for index, (seen, unlisted) in confirm_new.items():
         row = list(values[index])
         row[_CONFIRMED] = to_db.moment(seen)
+        row[_UNLISTED] = None if unlisted is None else to_db.moment(unlisted)
         values[index] = tuple(row)
     to_db.insert(conn, values)
     _confirm(conn, confirm_stored)

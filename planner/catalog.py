@@ -22,6 +22,7 @@ from importlib import resources
 from planner.errors import UnknownNameError, UsageError
 from planner.wording import Phrase
 
+ESTIMATE_MIDPOINT = "estimate midpoint"  # a purchase figure that is the middle of an estimate band
 PURCHASE_PRICE_STALE_DAYS = 365  # an older catalog purchase price is warned about: GPU prices move
 
 
@@ -45,6 +46,11 @@ class GpuModel:
     purchase_price_usd: Decimal | None
     purchase_price_date: str | None
     purchase_price_source: str | None
+    # How the figure was obtained: "observed" (a price seen: a quote, a listing, a sale), "estimate
+    # midpoint" (the middle of an estimate band, not an observed price) or "list price" (launch or
+    # MSRP); and how far to trust it: "high", "medium" or "low".
+    purchase_price_obtained: str | None
+    purchase_price_confidence: str | None
     spec_source: str | None
     china_note: str | None
     aliases: tuple[str, ...]
@@ -114,6 +120,8 @@ def _model_from_row(row: dict[str, str]) -> GpuModel:
         purchase_price_usd=_opt_decimal(row["purchase_price_usd"]),
         purchase_price_date=row["purchase_price_date"] or None,
         purchase_price_source=row["purchase_price_source"] or None,
+        purchase_price_obtained=row["purchase_price_obtained"] or None,
+        purchase_price_confidence=row["purchase_price_confidence"] or None,
         spec_source=row["spec_source"] or None,
         china_note=row["china_note"] or None,
         aliases=tuple(a for a in row["aliases"].split("|") if a),
@@ -270,6 +278,17 @@ class ListedPurchase:
     basis: str
     date: str | None
     source: str | None
+    obtained: str | None = None  # GpuModel.purchase_price_obtained
+    confidence: str | None = None
+
+    @property
+    def how(self) -> str:
+        """How the figure was obtained, in words: "observed, low confidence", "the middle of an
+        estimate band, not an observed price, low confidence"."""
+        obtained = {ESTIMATE_MIDPOINT: "the middle of an estimate band, not an observed price"}.get(
+            self.obtained or "", self.obtained or "not stated"
+        )
+        return obtained + (f", {self.confidence} confidence" if self.confidence else "")
 
     def cny(self, cny_per_usd: Decimal | None) -> Decimal | None:
         """The price in CNY: a China price as it is, a US price at ``cny_per_usd`` (None without one)."""
@@ -283,12 +302,14 @@ def purchase_price(model: GpuModel) -> ListedPurchase | None:
     its US price; None when it has neither (``gpus --value --buy`` and ``tco`` both cost with it)."""
     if model.purchase_price_cny is not None:
         return ListedPurchase(
-            model.purchase_price_cny, "cny", model.purchase_price_date, model.purchase_price_source
-        )
+            model.purchase_price_cny, "cny", model.purchase_price_date, model.purchase_price_source,
+            model.purchase_price_obtained, model.purchase_price_confidence,
+        )  # fmt: skip
     if model.purchase_price_usd is not None:
         return ListedPurchase(
-            model.purchase_price_usd, "usd", model.purchase_price_date, model.purchase_price_source
-        )
+            model.purchase_price_usd, "usd", model.purchase_price_date, model.purchase_price_source,
+            model.purchase_price_obtained, model.purchase_price_confidence,
+        )  # fmt: skip
     return None
 
 

@@ -402,9 +402,10 @@ def _purchase_price(
     if given is not None:
         return _bounded(given, "purchase_price", Decimal(0), MAX_PURCHASE_CNY, "e.g. 12999"), "given", False
     source = gpu.purchase_price_source or "catalog"
-    dated = f"catalog, {gpu.purchase_price_date or 'undated'}: {source}"
-    included = "server included" in source.lower() or "incl. server" in source.lower()
     listed = purchase_price(gpu)
+    how = f" ({listed.how})" if listed is not None else ""
+    dated = f"catalog, {gpu.purchase_price_date or 'undated'}{how}: {source}"
+    included = "server included" in source.lower() or "incl. server" in source.lower()
     if listed is not None and listed.basis == "cny":
         return listed.amount, dated, included
     if listed is not None and cny_per_usd is not None:

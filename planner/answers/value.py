@@ -90,6 +90,8 @@ class Purchase:
     basis: str
     date: str | None
     source: str | None
+    obtained: str | None = None  # observed, estimate midpoint, list price (catalog.ListedPurchase)
+    confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,8 @@ class ValueRow:
                 "purchase_price_basis": p.basis if p else None,
                 "purchase_price_date": p.date if p else None,
                 "purchase_price_source": p.source if p else None,
+                "purchase_price_obtained": p.obtained if p else None,
+                "purchase_price_confidence": p.confidence if p else None,
                 "tflops_per_10k_cny": self.tflops_per_10k_cny,
                 "memory_gb_per_10k_cny": self.memory_gb_per_10k_cny,
             }
@@ -320,7 +324,7 @@ def purchase_price(model: GpuModel, cny_per_usd: Decimal | None) -> Purchase | N
     cny = listed.cny(cny_per_usd) if listed else None
     if listed is None or cny is None:
         return None
-    return Purchase(cny, listed.basis, listed.date, listed.source)
+    return Purchase(cny, listed.basis, listed.date, listed.source, listed.obtained, listed.confidence)
 
 
 def per_unit(figure: float | None, price: Decimal | None, unit: Decimal = Decimal(1)) -> Decimal | None:

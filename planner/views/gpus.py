@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.billing import HOURLY_MODES
-from planner.catalog import interconnect_label
+from planner.catalog import ESTIMATE_MIDPOINT, interconnect_label
 from planner.on_application import providers_for
 from planner.output import money, short, table
 from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
@@ -117,6 +117,7 @@ def _value_cells(r: ValueRow, buy: bool) -> list[str]:
     if buy:
         p = r.purchase
         price = "-" if p is None else money(p.cny, 0) + ("$" if p.basis == "usd" else "")
+        price += "≈" if p and p.obtained == ESTIMATE_MIDPOINT else ""
         price += f" ({p.date})" if p and p.date else ""  # how old the price is, beside it
         cells += [price, money(r.tflops_per_10k_cny), money(r.memory_gb_per_10k_cny)]
     return cells
@@ -183,6 +184,11 @@ def _value_notes(result: ValueRanking) -> list[str]:
             "`--format json`; `planner tco` warns when it is over a year old); ranked by it, the rental "
             "figures alongside."
         )
+        if any(r.purchase and r.purchase.obtained == ESTIMATE_MIDPOINT for r in ranked):
+            notes.append(
+                "≈ the middle of an estimate band, not an observed price (how each figure was obtained and "
+                "its confidence: `--format json`, purchase_price_obtained and purchase_price_confidence)."
+            )
         if any(r.purchase and r.purchase.basis == "usd" for r in ranked):
             notes.append("$ US price at the [fx] USD rate, no China premium: real China prices are higher.")
     if result.not_ranked:

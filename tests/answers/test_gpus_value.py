@@ -334,7 +334,10 @@ def test_csv_columns(run_cli, tmp_path):
     assert lines[1].startswith("1,RTX4090-24GB,false,165.2,24,2,82.6,12,autodl,")  # 24 GB: a whole number
     assert len(lines) == 1 + 5  # the ranked models only
     buy = run_cli("gpus", "--buy", "--format", "csv").stdout.splitlines()
-    assert buy[0].endswith("purchase_price_source,tflops_per_10k_cny,memory_gb_per_10k_cny")
+    assert buy[0].endswith(
+        "purchase_price_source,purchase_price_obtained,purchase_price_confidence,tflops_per_10k_cny,"
+        "memory_gb_per_10k_cny"
+    )
 
 
 @pytest.mark.parametrize(
@@ -397,3 +400,16 @@ def test_value_on_a_fresh_file_database(tmp_path):
     code, heavy, output = loaded(tmp_path, "gpus", "--value")
     assert code == 0 and "all from the bundled snapshot" in output, output
     assert (tmp_path / "p.db").exists()
+
+
+def test_buy_says_how_each_purchase_figure_was_obtained(run_cli, priced):
+    """A purchase figure that is the middle of an estimate band is marked as such, not shown as a price
+    seen; JSON says how every figure was obtained and how far to trust it."""
+    doc = json.loads(run_cli("gpus", "--value", "--buy", "--format", "json").stdout)
+    bought = [r for r in doc["ranked"] if r["purchase_price_cny"] is not None]
+    assert bought and all(r["purchase_price_obtained"] and r["purchase_price_confidence"] for r in bought)
+    by_gpu = {r["gpu_model"]: r for r in bought}
+    assert by_gpu["A100-80GB"]["purchase_price_obtained"] == "estimate midpoint"
+    text = run_cli("gpus", "--value", "--buy").stdout
+    a100 = next(line for line in text.splitlines() if " A100-80GB " in line)
+    assert "143,750≈" in a100 and "the middle of an estimate band" in text

@@ -251,7 +251,7 @@ def test_a_catalog_price_over_a_year_old_is_warned_about_with_its_date():
     assert "TEST-80GB" in note and "from 2023-10, 3 year(s) ago" in note  # the model, the date, the age
     assert "purchase price" in note  # what to give
     price = r.assumptions[0]
-    assert price.name == "purchase price per GPU" and price.source.startswith("catalog, 2023-10: ")
+    assert price.name == "purchase price per GPU" and price.source.startswith("catalog, 2023-10 (")
     recent = tco(replace(old, purchase_price_date="2026-05-24"), "12", 1000, today=dt.date(2026, 12, 1))
     assert not recent.notes  # 191 days: recent enough
     assert not tco(old, "12", 1000, purchase_price_cny=90000, today=dt.date(2026, 12, 1)).notes  # the user's

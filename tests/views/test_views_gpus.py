@@ -37,7 +37,7 @@ name          family   variant of  mem GB  TFLOPS  GB/s  TDP W  link            
 ------------  -------  ----------  ------  ------  ----  -----  ---------------  ---------  ----------  -------------------
 A100-80GB     A100                     80     312  2039    400  NVLink 600 GB/s    143,750  2026-08-21  -
 RTX4090-24GB  RTX4090                  24   165.2  1008    450  PCIe only           17,800  2026-08-13  -
-H20-96GB      H20                      96     148  4000    400  NVLink 900 GB/s    143,750  2026-05-24  tencent, volcengine
+H20-96GB      H20                      96     148  4000    400  NVLink 900 GB/s    136,250  2026-08-22  tencent, volcengine
 'on application': providers renting the GPU only after a ticket, whitelist or invitation, with no public price (`planner quote --gpu NAME` gives their words)."""
 
 

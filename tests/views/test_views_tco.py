@@ -41,8 +41,8 @@ Recommendation: rent: buying costs 7.56 CNY per used GPU-hour against 1.90 renti
 
 Assumptions (flags or [tco] in config.toml change them):
                          value                           source
------------------------  ------------------------------  --------------------------------------------------------------------------------------------
-purchase price per GPU   17,800 CNY                      catalog, 2026-08-13: CNY: 17800, a used MSI card on Xianyu (闲鱼) on 2026-08-13, public Git…
+-----------------------  ------------------------------  ------------------------------------------------------------------------------------------
+purchase price per GPU   17,800 CNY                      catalog, 2026-08-13 (observed, medium confidence): CNY: 17800, a used MSI card on Xianyu …
 VAT                      included, not reclaimed         prices as quoted in China
 host share per GPU       5,000 CNY                       assumption: a 4-GPU workstation host ~20k CNY
 hosting and maintenance  500 CNY per GPU-year            assumption (no source found)

@@ -420,18 +420,27 @@ def test_bf16_support():
 
 
 def test_purchase_prices():
-    h20 = get_model("H20-96GB")  # an 8-GPU server's 1.0-1.3M CNY (2026-05-24): the midpoint / 8
-    assert h20.purchase_price_cny == Decimal("143750") and h20.purchase_price_date == "2026-05-24"
+    h20 = get_model("H20-96GB")  # an 8-GPU server listed at 1.09M CNY (2026-08-22) / 8
+    assert h20.purchase_price_cny == Decimal("136250") and h20.purchase_price_date == "2026-08-22"
     assert "server included" in h20.purchase_price_source
+    assert (h20.purchase_price_obtained, h20.purchase_price_confidence) == ("observed", "low")
     assert h20.purchase_price_usd == Decimal("12000")
     a100 = get_model("A100-80GB")  # an 8-GPU server's 0.9-1.4M CNY estimate (2026-08-21): the median / 8
     assert a100.purchase_price_cny == Decimal("143750") and a100.purchase_price_date == "2026-08-21"
     assert "server included" in a100.purchase_price_source and a100.purchase_price_usd == Decimal("10000")
+    # the two 2026 figures that are the middle of an estimate band say so
+    assert (
+        a100.purchase_price_obtained
+        == get_model("RTX5090-32GB").purchase_price_obtained
+        == "estimate midpoint"
+    )
     assert get_model("RTX4090D-24GB").purchase_price_date == "2023-12-28"
     assert get_model("L40S-48GB").purchase_price_cny is None
     for model in catalog.all_models():
         priced = model.purchase_price_cny is not None or model.purchase_price_usd is not None
         assert priced == (model.purchase_price_date is not None) == (model.purchase_price_source is not None)
+        assert priced == (model.purchase_price_obtained in ("observed", "estimate midpoint", "list price"))
+        assert priced == (model.purchase_price_confidence in ("high", "medium", "low"))
 
 
 def test_get_model_takes_canonical_names_only():
