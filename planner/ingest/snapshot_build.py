@@ -29,8 +29,9 @@ The newest file, ``price_points_2026_09.json`` (2026-08 to 2026-10, its own form
 
 - a point that shows an older row's price unchanged (same provider, instance type, billing mode and
   price) CONFIRMS that row instead of adding one: the row's ``confirmed_at`` becomes the point's day and
-  its source says who confirmed it. Only the latest row of its offer is confirmed (an older price is not
-  current). Aliyun's points say "mainland China (not stated per region)" while the 2024-10-09 rows are
+  its source says who confirmed it. Only the offer's latest price is confirmed (an older one is not
+  current), on each row of it back to the last change (loaded, those rows are one observation).
+  Aliyun's points say "mainland China (not stated per region)" while the 2024-10-09 rows are
   per region: a point confirms every mainland region's row at its price (gn7i-c8g1.2xlarge at 9.5326 in
   Beijing, Chengdu, Guangzhou and Shenzhen, not Heyuan or Ulanqab at 8.5794; never Hong Kong), and one
   that matches no row becomes a row of region ``unspecified``. Tencent's calculator is read for
@@ -360,31 +361,44 @@ def _newest_source(point: dict, confirmed: bool = False) -> str:
 
 
 def _confirm(rows: list[dict[str, str]], confirmations: Iterable[tuple[list[dict[str, str]], dict]]) -> None:
-    """Mark each confirmed row: last seen at its price on the point's day, and by whom."""
+    """Mark each confirmed row's price level: last seen at that price on the point's day, and by whom."""
     for matches, point in confirmations:
-        for r in matches:
-            if r["confirmed_at"] < point["observed"]:
-                r["confirmed_at"] = point["observed"]
-            r["source"] = _fit(r["source"], f" | {_newest_source(point, confirmed=True)}")
+        for latest in matches:
+            for r in _latest_level(rows, latest):
+                r["confirmed_at"] = max(r["confirmed_at"], point["observed"])
+                r["source"] = _fit(r["source"], f" | {_newest_source(point, confirmed=True)}")
 
 
 def _retire(rows: list[dict[str, str]]) -> None:
     """Set ``unlisted_at`` on the latest price level of each offer the newest source shows its provider
-    no longer lists (NOT_LISTED): the rows at the offer's latest price, back to the last change (a
-    repeated price is a confirmation of the row before it when loaded, so each carries the mark)."""
-    offers: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for r in rows:
-        for provider, column, names, day, why in NOT_LISTED:
+    no longer lists (NOT_LISTED), and say why in its source."""
+    for provider, column, names, day, why in NOT_LISTED:
+        latest: dict[tuple[str, ...], dict[str, str]] = {}
+        for r in rows:
             if r["provider"] == provider and r[column] in names and r["observed_at"] <= day:
-                key = (r["provider"], r["region"], r["instance_type"], r["billing"], day, why)
-                offers.setdefault(key, []).append(r)
-    for (*_, day, why), series in offers.items():
-        series.sort(key=lambda r: r["observed_at"])
-        for r in reversed(series):
-            if r["price"] != series[-1]["price"]:
-                break
+                key = (r["provider"], r["region"], r["instance_type"], r["billing"])
+                if key not in latest or latest[key]["observed_at"] < r["observed_at"]:
+                    latest[key] = r
+        for r in (r for last in latest.values() for r in _latest_level(rows, last)):
             r["unlisted_at"] = day
             r["source"] = _fit(r["source"], f" | not listed on {day}: {why}")
+
+
+def _latest_level(rows: list[dict[str, str]], latest: dict[str, str]) -> list[dict[str, str]]:
+    """The rows of ``latest``'s offer at its price, back to the last change. Loaded, the first of them
+    is the stored observation and the others confirm it (``db.bulk``): each carries a mark, so the
+    stored row has it whichever row its source and dates come from."""
+    key = (latest["provider"], latest["region"], latest["instance_type"], latest["billing"])
+    series = sorted(
+        (r for r in rows if (r["provider"], r["region"], r["instance_type"], r["billing"]) == key),
+        key=lambda r: r["observed_at"],
+    )
+    level = []
+    for r in reversed(series[: series.index(latest) + 1]):
+        if r["price"] != latest["price"]:
+            break
+        level.append(r)
+    return level
 
 
 def _aliyun_cdn(path: Path) -> list[dict[str, str]]:

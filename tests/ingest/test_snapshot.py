@@ -192,6 +192,18 @@ def test_a_quote_on_the_snapshot_never_recommends_an_unlisted_offer(engine):
     assert all(o.unlisted_at.date().isoformat() == "2026-09-15" for o in offers if o.unlisted_at)
     confirmed = {o.instance_type: o.confirmed_at for o in offers if o.provider == "aliyun" and o.confirmed_at}
     assert confirmed["ecs.gn7e-c16g1.4xlarge"].date().isoformat() == "2026-09-15"
+    # A confirmed price seen by several sources is one observation once loaded: its dates and the
+    # confirming source are kept on it.
+    with engine.connect() as conn:
+        (a100,) = latest_prices(conn, gpu_models=["A100-40GB"], providers=["autodl"])
+    assert (a100.observed_at.date().isoformat(), a100.confirmed_at.date().isoformat()) == (
+        "2026-04-01",
+        "2026-09-15",
+    )
+    assert (
+        "unchanged on 2026-09-15 per AutoDL machine list" in a100.source
+        and "member price 3.28" in a100.source
+    )
 
 
 @pytest.mark.parametrize("gpu", ["L20", "H20"])
