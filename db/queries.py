@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exists, func, select, true
 from sqlalchemy.engine import Connection
@@ -217,8 +217,7 @@ def _below(column: ColumnElement, bound: object) -> list[ColumnElement]:
     return [] if bound is None else [column < bound]
 
 
-@dataclass(frozen=True)
-class Level:
+class Level(NamedTuple):
     """One stored price level of one offer: from the day it was first seen to the day it was last
     confirmed (the same day for a row stored before 0007, when every sighting was a row)."""
 
@@ -321,13 +320,53 @@ def recent_prices(
 def price_ranges(
     conn: Connection, keys: Iterable[tuple[int, str]], since: dt.date
 ) -> dict[tuple[int, str], tuple[int, Decimal, Decimal]]:
-    """(days, min, max) of the unit price held on the days from ``since`` for each (instance_id,
-    billing): the bounds a price basis can take."""
+    """(levels, min, max) of the unit price held on the days from ``since`` for each (instance_id,
+    billing), aggregated in the database: the bounds a price basis can take, without the series. The
+    levels first seen in the window are grouped in SQL; the one held when it opened is one seek per
+    series."""
+    keys = set(keys)
     out: dict[tuple[int, str], tuple[int, Decimal, Decimal]] = {}
-    for key, series in recent_prices(conn, keys, since).items():
-        if series:
-            found = [p for _, p in series]
-            out[key] = (len(found), min(found), max(found))
+    iids = sorted({k[0] for k in keys})
+    modes = sorted({k[1] for k in keys})
+
+    def fold(key: tuple[int, str], count: int, low: Decimal, high: Decimal) -> None:
+        if key not in keys:
+            return
+        was = out.get(key)
+        out[key] = (
+            (count, low, high) if was is None else (was[0] + count, min(was[1], low), max(was[2], high))
+        )
+
+    since_moment = dt.datetime.combine(since, dt.time())
+    for start in range(0, len(iids), 500):
+        chunk = iids[start : start + 500]
+        rows = conn.execute(
+            select(
+                prices.c.instance_id,
+                prices.c.billing,
+                func.count(),
+                func.min(prices.c.price),
+                func.max(prices.c.price),
+            )
+            .where(
+                prices.c.instance_id.in_(chunk), prices.c.billing.in_(modes), prices.c.observed_on >= since
+            )
+            .group_by(prices.c.instance_id, prices.c.billing)
+        )
+        for iid, billing, count, low, high in rows:
+            # The column's own Decimal (as recent_prices reads it), so bounds equal the series' min/max.
+            fold((iid, billing), int(count), _exact(low), _exact(high))
+        held = latest_rows(
+            prices, "observed_on", select(instances.c.id).where(instances.c.id.in_(chunk)),
+            billing=modes, below=since, name="held", lateral=uses_lateral(conn),
+        )  # fmt: skip
+        rows = conn.execute(
+            select(held.c.instance_id, held.c.billing, held.c.price).where(
+                held.c.confirmed_at >= since_moment
+            )
+        )
+        for iid, billing, price in rows:
+            fold((iid, billing), 1, _exact(price), _exact(price))
     return out
 
 
