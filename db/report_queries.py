@@ -81,9 +81,19 @@ def change_rows(
 ) -> list[dict[str, Any]]:
     """Prices held on ``day`` that differ from the price the same offer held ``period_days`` before it
     (a price seen then or confirmed up to ``slack_days`` earlier), by column name."""
-    wanted = wanted_instances(gpu_models, providers)
-    now = _held_on(conn, wanted, day, 0)
     reference = day - dt.timedelta(days=period_days)
+    # Only a series with a level first seen after the reference day can hold another price on ``day``
+    # (an index range on observed_on): changes are few, series many.
+    wanted = (
+        select(prices.c.instance_id.label("id"))
+        .where(
+            prices.c.observed_on > reference,
+            prices.c.observed_on <= day,
+            prices.c.instance_id.in_(wanted_instances(gpu_models, providers)),
+        )
+        .distinct()
+    )
+    now = _held_on(conn, wanted, day, 0)
     then = _held_on(conn, wanted, reference, slack_days)
     about = _instances(conn, gpu_models, providers)
     out = []
