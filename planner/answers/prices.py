@@ -41,12 +41,15 @@ class ListedPrice:
     currency: str
     unit: str
     cny_per_gpu_hour: Decimal
-    observed_at: dt.datetime
+    observed_at: dt.datetime  # when the price was last confirmed
     source: str | None
     from_snapshot: bool
     gpu_note: str | None
     median_price: Decimal | None
     availability: Stock | None
+    first_seen_at: dt.datetime  # when this price was first seen
+    # When the provider's latest refresh (or the newest source) no longer listed the offer; None: listed.
+    unlisted_at: dt.datetime | None
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -59,6 +62,8 @@ class ListedPrice:
             **{name: getattr(latest, name) for name in _FROM_LATEST},
             from_snapshot=latest.run_kind == "snapshot",
             availability=availability,
+            observed_at=latest.last_confirmed_at,
+            first_seen_at=latest.observed_at,
         )
 
     def flat(self) -> dict[str, Any]:
@@ -66,7 +71,7 @@ class ListedPrice:
         return self.to_dict() | stock_columns(self.availability)
 
 
-_OWN = ("from_snapshot", "availability")
+_OWN = ("from_snapshot", "availability", "observed_at", "first_seen_at")
 _FROM_LATEST = tuple(f.name for f in fields(ListedPrice) if f.name not in _OWN)
 # The CSV columns: the JSON record with its availability flattened into stock_* columns, less the
 # orderable counts (the prices file never carried them; `--format json` does).

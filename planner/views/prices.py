@@ -25,7 +25,7 @@ def render_prices(found: PriceList) -> str:
             r.billing,
             f"{money(r.price)} {r.currency}/{r.unit}",
             money(r.cny_per_gpu_hour),
-            stock_words(r.availability),
+            f"not listed since {r.unlisted_at:%Y-%m-%d}" if r.unlisted_at else stock_words(r.availability),
             f"{r.observed_at:%Y-%m-%d}",
             "snapshot" if r.from_snapshot else short(r.source, 30),
         ]
