@@ -20,7 +20,6 @@ from planner.errors import QuantityError, UsageError
 from planner.pricing.cost import (
     MAX_GPUS,
     MAX_HOURS,
-    Job,
     JobCost,
     Offer,
     OfferQuery,
@@ -46,6 +45,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from planner.catalog import GpuModel
     from planner.config import Config
+
+
+# The shortest deadline a plan takes: providers bill at least an hour and machines take minutes to start,
+# so a deadline under an hour plans tens of thousands of GPUs for seconds of work (issue 25).
+MIN_DEADLINE_HOURS = 1.0
 
 
 @dataclass(frozen=True)
@@ -332,7 +336,7 @@ def _options(
 ) -> list[PlanOption]:
     """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
     ``excluded`` with the reason."""
-    candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
+    candidates: dict[str, tuple[GpuModel, int, list[JobCost]]] = {}
     for model in models:
         if model.name not in by_model:
             continue
@@ -340,15 +344,13 @@ def _options(
         if isinstance(found, str):
             excluded.append(LeftOut(model.name, found))
         else:
-            candidates[model.name] = (model, found[0], found[1], found[2])
+            candidates[model.name] = (model, found[0], found[1])
     # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
     # (one query a round for every model).
-    costed = [
-        rentals(offers, gpu_hours, needed, gpus_max) for _, needed, offers, gpu_hours in candidates.values()
-    ]
+    costed = [costs for _, _, costs in candidates.values()]
     options: list[PlanOption] = []
     stocked = stocked_to_top_each(conn, costed, 1)
-    for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
+    for (name, (model, needed, _)), costs in zip(candidates.items(), stocked, strict=True):
         best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(LeftOut(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
@@ -396,10 +398,11 @@ def check_plan_filters(
         budget = Decimal(str(budget_cny))
         if not budget.is_finite() or budget <= 0:
             raise QuantityError("budget", f"must be a positive amount of CNY, got {budget_cny}", "50000")
-    if deadline_hours is not None and not (0 < deadline_hours <= MAX_HOURS):
+    if deadline_hours is not None and not (MIN_DEADLINE_HOURS <= deadline_hours <= MAX_HOURS):
         raise QuantityError(
             "deadline_hours",
-            f"must be more than 0 and at most {MAX_HOURS:,} (ten years), got {deadline_hours:g}",
+            f"must be from {MIN_DEADLINE_HOURS:g} (a rental's shortest billed hour) to {MAX_HOURS:,} (ten years), "
+            f"got {deadline_hours:g}",
             "72",
         )
     return budget, deadline_hours
@@ -411,11 +414,16 @@ def _work_for(
     offers: list[Offer],
     gpus_max: int | None,
     deadline: float | None,
-) -> tuple[int, list[Offer], float] | str:
-    """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
+) -> tuple[int, list[JobCost]] | str:
+    """(GPUs needed, each offer that can serve the job costed on the GPUs it rents), or why there is none.
+
+    One workload computation: each offer rents whole instances, at least ``needed`` GPUs, and its hours
+    are the estimate's wall-clock hours on exactly that count (``Workload.on(model, count)``), so an
+    option's GPU-hours are its GPUs × its hours, as ``planner estimate --gpus`` gives them.
+    """
     try:
         base = workload.on(model)
-    except NoFp8Error:  # FP8 training on an A100, say
+    except NoFp8Error:  # FP8 on an A100, say
         return "no FP8 tensor cores for FP8 precision"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
@@ -438,14 +446,33 @@ def _work_for(
         return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
     if gpus_max is not None and needed > gpus_max:
         return f"needs {needed} GPUs {why}, more than the {gpus_max} allowed"
-    serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
-    if not serving:
+    by_count: dict[int, list[Offer]] = {}
+    for offer in offers:
+        if not offer.is_vgpu:
+            per = int(offer.gpus_per_instance)
+            by_count.setdefault(math.ceil(needed / per) * per, []).append(offer)
+    costs: list[JobCost] = []
+    slow: list[tuple[int, float]] = []  # (GPUs, wall hours) of counts that miss the deadline
+    for count, group in sorted(by_count.items()):
+        if (gpus_max is not None and count > gpus_max) or count > MAX_GPUS:
+            continue
+        on = base if count == base.gpus else workload.on(model, count)
+        if on.wall_hours is None or on.gpu_hours is None:
+            continue
+        if deadline is not None and on.wall_hours > deadline * (1 + 1e-9):
+            slow.append((count, on.wall_hours))
+            continue
+        costs += rentals(group, on.gpu_hours, count, gpus_max)
+    if not costs:
         if all(o.is_vgpu for o in offers):
             return "only vGPU slices are offered"
+        if slow:
+            count, hours = slow[0]
+            return f"takes {hours:,.1f} h on {count} GPUs, over the {deadline:g} h deadline"
         if base.gpu_hours / needed > MAX_HOURS:
             return f"would run more than ten years on {needed} GPUs; a deadline would use more"
         return f"every instance has more GPUs than the {gpus_max} allowed"
-    return needed, serving, base.gpu_hours
+    return needed, costs
 
 
 def _held_by_none(base: Estimate, model: GpuModel) -> str:

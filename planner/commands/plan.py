@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     "--deadline-hours",
     type=Count("72"),
     metavar="H",
-    help="Finish within H wall-clock hours (more GPUs if need be).",
+    help="Finish within H wall-clock hours, at least 1 (more GPUs if need be).",
 )
 @gpu_filter_option
 @provider_option
@@ -70,9 +70,12 @@ def plan(
     count holds at a low ZeRO stage is left out, with the reason.
 
     \b
-    For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
-    times the GPU-hours a token takes, without whole-period rounding), then by total, and serving GPU
-    counts are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
+    Every option is one workload computation: its hours are the estimate's wall-clock hours on the GPUs
+    it rents (what `planner estimate --gpus K` says) and its GPU-hours are GPUs x hours. Options that can be
+    rented now come first, each part ranked by total CNY. For --task inference that is the same order as "CNY/M tok (this job)" (the
+    total / the tokens, whole billing periods included); "CNY/M tok (steady state)" is the paid
+    GPU-hour price x the GPU-hours per million tokens, never more than this job's. Serving GPU counts
+    are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
 
     \b
     Examples:

@@ -597,6 +597,15 @@ def _on_gpu(
         _serving_notes(result, raw, layout, notes)
         if gpus is not None:
             layout = layout_for_count(gpus, *_heads(result))
+            if layout is not None and layout.pipeline_stages > result.shape.layers:
+                # More stages than layers leaves GPUs with nothing to hold: a count nobody can mean.
+                most = layout.tensor_parallel * result.shape.layers
+                raise QuantityError(
+                    "gpus",
+                    f"{gpus:,} is more than one copy of the model can use: "
+                    f"{result.shape.layers} layers, at most {layout.tensor_parallel} × {result.shape.layers} = {most:,}",
+                    str(needed),
+                )
             if layout is None:
                 notes.append(
                     f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
