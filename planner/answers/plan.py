@@ -31,7 +31,7 @@ from planner.pricing.query import models as models_of
 from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
 from planner.pricing.recent import HISTORY_DAYS, recent_prices
 from planner.wording import Phrase
-from planner.workload.estimate import Estimate, NoFp8Error, estimate
+from planner.workload.estimate import Estimate, estimate
 from planner.workload.inference import (
     cny_per_million_tokens,
     job_cny_per_million_tokens,
@@ -39,6 +39,7 @@ from planner.workload.inference import (
     serving_gpus,
 )
 from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
+from planner.workload.precision import PrecisionError, nearest_precision
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -178,6 +179,7 @@ class PlanOption:
             "gpus_needed": self.gpus_needed,
             "gpus": self.rental.gpus,
             "gpu_memory_gb": e.gpu_memory_gb,
+            "precision": e.precision,  # the workload's, or the nearest this GPU has (BF16 → FP16 on a V100)
             "peak_tflops": e.peak_tflops,
             "mfu": e.mfu,
             "gpu_hours": e.gpu_hours,
@@ -423,8 +425,11 @@ def _work_for(
     """
     try:
         base = workload.on(model)
-    except NoFp8Error:  # FP8 on an A100, say
-        return "no FP8 tensor cores for FP8 precision"
+    except PrecisionError:  # FP8 on an A100, say: never planned (planner.workload.precision)
+        asked = (workload.precision or "").lower()
+        near = nearest_precision(model, asked, workload.task)
+        what = "FP8 tensor cores" if asked == "fp8" else asked.upper()
+        return f"no {what} for {asked.upper()} precision (the nearest it has: {near})"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     if base.gpus_needed is None:  # a ZeRO stage below 3 keeps more on every GPU than it has

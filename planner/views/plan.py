@@ -81,6 +81,16 @@ def render_plan(p: Plan) -> str:
             f"A cheaper option outside {where}: {p.outside.rental.offer.region}, "
             f"{_option_line(p.outside)}; use --scope all."
         )
+    substituted: dict[str, list[str]] = {}  # precision run instead -> GPU models (a default they lack)
+    for o in p.options:
+        if o.estimate.precision != m.precision and o.estimate.gpu not in substituted.get(
+            o.estimate.precision, []
+        ):
+            substituted.setdefault(o.estimate.precision, []).append(o.estimate.gpu or "")
+    for ran, gpus in substituted.items():
+        lines.append(
+            f"No {m.precision.upper()} on {', '.join(gpus)}: run in {ran.upper()} (the same memory)."
+        )
     reasons: dict[str, list[str]] = {}
     for ex in p.excluded:
         reasons.setdefault(ex.reason, []).append(ex.gpu_model)

@@ -53,6 +53,7 @@ from planner.workload.memory import (
     memory_breakdown,
     replicated_gb,
 )
+from planner.workload.precision import has_fp8, has_precision, nearest_precision, refuse
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -148,12 +149,8 @@ MOE_MFU_FACTOR = 0.75
 # MFU: only the GEMMs speed up. DeepSeek-V3 (FP8) came out 1.46x faster per active-parameter FLOP than
 # DeepSeek-V2 (BF16) on the same H800s; NVIDIA quotes 1.3-1.5x for Transformer Engine: 1.4x, i.e. 0.7.
 FP8_MFU_FACTOR = 0.7
-# GPU families with FP8 tensor cores (gpu_specs.csv fp8_dense_tflops; 2x the dense BF16 figure on every
-# one of them, GeForce included with FP32 accumulate).
-FP8_FAMILIES = frozenset(
-    {"H100", "H800", "H20", "H200", "B200", "L40S", "L40", "L20", "L4", "RTX4090", "RTX4090D",
-     "RTX6000ADA", "RTX5090", "RTX5090D", "RTXPRO6000", "RTXPRO6000D"}
-)  # fmt: skip
+# FP8 peak = 2x the dense BF16 figure on every GPU with FP8 (gpu_specs.csv fp8_dense_tflops; GeForce
+# included with FP32 accumulate). Which GPUs have FP8: planner.workload.precision.
 FP8_PEAK_RATIO = 2.0
 # Restarts, evaluation and checkpointing, as a share of the compute time. Published pretraining hours
 # include them; Llama 3 (Dubey et al. 2024 §3.3.4) reports more than 90% effective training time over
@@ -166,10 +163,6 @@ DEFAULT_OVERHEAD: dict[str, float] = {
     "inference": 0.0,
 }
 MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a typo
-
-
-class NoFp8Error(UsageError):
-    """FP8 training asked of a GPU without FP8 tensor cores (``plan`` leaves such GPUs out)."""
 
 
 @dataclass(frozen=True)
@@ -352,11 +345,6 @@ def pretrain_mfu(gen: str, active_params: float) -> float:
     return anchors[-1][1]
 
 
-def has_fp8(gpu: GpuModel) -> bool:
-    """Whether the GPU has FP8 tensor cores (Hopper, Ada, Blackwell)."""
-    return gpu.family.upper().replace(" ", "") in FP8_FAMILIES
-
-
 def default_mfu_and_source(
     task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False, precision: str = "bf16"
 ) -> tuple[float, str]:
@@ -459,8 +447,16 @@ def estimate(
         params = spec.total_params
     assert params is not None
     _check_range(params, "params", MIN_PARAMS, MAX_PARAMS, "7B or 6.7e9")
-    precision = (precision or DEFAULT_PRECISION[task]).lower()
+    substituted = None  # (default, what the GPU runs instead) when the GPU lacks the task's default
+    if precision is None:
+        precision = DEFAULT_PRECISION[task]
+        if gpu is not None and not has_precision(gpu, precision):
+            substituted = (precision, nearest_precision(gpu, precision, task))
+            precision = substituted[1]
+    precision = precision.lower()
     check_task_precision(task, precision)
+    if gpu is not None and not has_precision(gpu, precision):
+        raise refuse(gpu, precision, task)
     seq_len = DEFAULT_SEQ_LEN if seq_len is None else check_int(seq_len, "seq_len")
     batch = DEFAULT_BATCH if batch is None else check_int(batch, "batch")
     _check_range(seq_len, "seq_len", 1, MAX_SEQ_LEN, "4096")
@@ -544,6 +540,10 @@ def estimate(
     )  # fmt: skip
     flops = (per_token + attention) * tokens if tokens is not None else None
     notes = _workload_notes(result, spec)
+    if substituted is not None and gpu is not None:
+        notes += (
+            f"{gpu.name} has no {substituted[0].upper()}: it runs {substituted[1].upper()} (the same memory)",
+        )
     if gpu is None:
         return replace(
             result, flops=flops, mfu=mfu, mfu_source="given" if mfu is not None else None, notes=notes
@@ -619,15 +619,7 @@ def _on_gpu(
         pass  # no count holds it (a note says why)
     elif k is not None and k < (raw or needed):
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
-    fp8 = result.precision == "fp8"
-    if fp8 and not has_fp8(gpu) and result.task != "inference":
-        raise NoFp8Error(
-            f"{gpu.name} has no FP8 tensor cores",
-            Phrase(
-                "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
-                "use {precision} bf16"
-            ),
-        )
+    fp8 = result.precision == "fp8"  # estimate() refused FP8 on a GPU without it
     if mfu is not None:
         source = "given"
     else:
@@ -637,7 +629,6 @@ def _on_gpu(
     if result.precision == "fp32":
         peak = gpu.fp32_tflops
     elif fp8 and has_fp8(gpu) and gpu.dense_tflops is not None:
-        # FP8 inference on a GPU without FP8 tensor cores is weight-only (dequantised to 16-bit): BF16 peak.
         peak = gpu.dense_tflops * FP8_PEAK_RATIO
     else:
         peak = gpu.dense_tflops
@@ -658,8 +649,6 @@ def _on_gpu(
         mfu_source=source,
     )
     fields.update(flops=flops, peak_tflops=peak)
-    if result.precision == "bf16" and not gpu.has_bf16:
-        notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
     if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
         tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1, layout.pipeline_stages if layout else 1)
         fields.update(

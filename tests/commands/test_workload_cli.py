@@ -666,7 +666,11 @@ def test_plan_fp8_training_leaves_out_gpus_without_fp8(run_cli, tmp_path):
     out = json.loads(run_cli(*args, "--format", "json").output)
     assert [o["gpu_model"] for o in out["options"]] == ["H800-80GB"]
     assert out["options"][0]["peak_tflops"] == 1978
-    assert {"gpu_model": "A100-80GB", "reason": "no FP8 tensor cores for FP8 precision"} in out["excluded"]
+    # Since issue 27 the reason names the nearest precision the GPU has.
+    assert {
+        "gpu_model": "A100-80GB",
+        "reason": "no FP8 tensor cores for FP8 precision (the nearest it has: bf16)",
+    } in out["excluded"]
     text = run_cli(
         "estimate",
         "--model",
