@@ -37,7 +37,7 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
     """Memory, GPUs and GPU-hours for a training or inference job.
 
     Memory by component (weights, gradients, optimizer states, activations, KV cache, overhead), the
-    fewest GPUs of the chosen model that hold it, FLOPs ((6·N_active + attention)·D training,
+    fewest GPUs of the chosen model that hold it, FLOPs ((6·N_active + attention)·D training, 4·N_active for LoRA/QLoRA,
     (2·N_active + attention)·D inference), GPU-hours at the GPU's dense BF16/FP16 (or FP8) peak × MFU,
     and the wall-clock hours on K GPUs. Inference adds tokens/s per GPU (decode bound by memory
     bandwidth or compute, prefill by compute). Without --tokens, memory only; without --gpu, no GPU

@@ -11,6 +11,7 @@ from planner import catalog
 from planner.output import table
 from planner.units import format_count
 from planner.views.typed import typed
+from planner.workload.estimate import FLOPS_PER_PARAM_TOKEN
 from planner.workload.estimate import explain as explain_lines
 from planner.workload.memory import DEFAULT_ZERO_STAGE
 
@@ -72,7 +73,7 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
     lines.append(table(rows, ["memory (all GPUs)", "GB"], align_right=(1,)))
     lines += memory_notes(e)
     if e.flops is not None:
-        per = "2·N_active" if e.task == "inference" else "6·N_active"
+        per = f"{FLOPS_PER_PARAM_TOKEN[e.task]}·N_active"
         attention = e.attention_flops_per_token or 0.0
         share = attention / e.flops_per_token if e.flops_per_token else 0.0
         lines += [

@@ -69,6 +69,17 @@ MAX_BATCH = 100_000
 # --- Compute (§2.1) ---
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6·N·D (Kaplan; Chinchilla); MFU is defined on this count (PaLM)
 INFERENCE_FLOPS_PER_PARAM_TOKEN = 2  # ≈ 2·N per generated token
+# LoRA and QLoRA train adapters on frozen weights: the forward pass (2·N) and the gradients with respect
+# to the activations (2·N) are computed, the weight gradients (2·N) are not (Hu et al. 2021 §4; NeMo
+# AutoModel counts its LoRA "model TFLOPs" this way). The adapters themselves add ~0.1-1% and are left out.
+ADAPTER_FLOPS_PER_PARAM_TOKEN = 4
+FLOPS_PER_PARAM_TOKEN: dict[str, int] = {
+    "pretrain": TRAIN_FLOPS_PER_PARAM_TOKEN,
+    "full": TRAIN_FLOPS_PER_PARAM_TOKEN,
+    "lora": ADAPTER_FLOPS_PER_PARAM_TOKEN,
+    "qlora": ADAPTER_FLOPS_PER_PARAM_TOKEN,
+    "inference": INFERENCE_FLOPS_PER_PARAM_TOKEN,
+}
 # Attention scores and values grow with the context: PaLM (Chowdhery et al. 2022, App. B) counts
 # 6·N + 12·L·H·Q·T FLOPs per trained token (L layers, H·Q attention width, T sequence length), the
 # convention its MFU is defined on; Megatron's 72·B·s·l·h²·(s/6h) term is the same. The forward pass
@@ -89,18 +100,22 @@ PRETRAIN_MFU_ANCHORS: dict[str, tuple[tuple[float, float], ...]] = {
     # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
     # included): 0.46 before the 10% overhead is the middle.
     "ampere": ((1e9, 0.46),),
-    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth). Llama 3/3.1 8B imply
-    # 0.19-0.22, the 70B models 0.32-0.35 (DeepSeek 67B 0.45), Llama 3.1 405B 0.41 (overhead included).
-    # The 20B anchor is set by the DeepSeek-V2/V3 runs (21B/37B active, with the MoE factor); there is no
-    # dense Hopper run between 8B and 67B. Below 8B the only published runs (Llama 3.2 1B/3B) include
-    # distillation from larger models, so the floor is not fitted to them: 0.15 is the least that keeps
-    # an H100 as fast per token as an A100 (0.46 × 312 / 989 TFLOPS = 0.145), which a GPU with 3x the
-    # compute and 1.6x the bandwidth is.
-    "hopper": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
-    # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
-    # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
-    # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
-    "blackwell": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
+    # H100/H800/H200: steady-state throughput, not model-card hours (issue 27). Megatron's published
+    # H100 tables hold about 0.37-0.40 of the FP8 peak at every scale: NeMo 24.07 (DGX-H100, FP8) GPT3-5B
+    # 770, Llama 2 7B 767, 13B 760, 70B 763 model TFLOP/s per GPU; Megatron-Bridge 25.09/25.11 Llama 3 8B
+    # 725-744, 70B 719-728, 405B 737-763. At FP8_MFU_FACTOR's 1.4x FP8 gain that is 0.52-0.55 of the BF16
+    # peak; NeMo AutoModel (PyTorch FSDP, BF16, H100) LoRA of Llama 3 8B and Qwen2.5 7B on one GPU ran at
+    # 0.49-0.51 of peak on the 4·N count. So 0.50 from 5B to 70B. At 405B, BF16 on 8-16K H100s held 0.38-0.43
+    # (Llama 3 paper, Table 4): 0.41. Below 5B no table: 0.40 at 1B (assumption: smaller GEMMs).
+    # The Llama 3/3.1 8B model-card hours imply 0.21: they include far more than steady-state training
+    # (shown, not calibrated on; docs/calibration.md); restarts and lost time are --overhead's.
+    "hopper": ((1e9, 0.40), (5e9, 0.50), (70e9, 0.50), (405e9, 0.41)),
+    # B200: Megatron-Bridge 25.11 DGX-B200 Llama 3 8B FP8 1,576 model TFLOP/s = 0.35 of its 4,500 FP8
+    # peak, Hopper's share (0.38): Hopper's curve.
+    "blackwell": ((1e9, 0.40), (5e9, 0.50), (70e9, 0.50), (405e9, 0.41)),
+    # Assumptions, no published run: Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4:
+    # Megatron-LM (Shoeybi et al. 2019) sustained 30% of V100 peak on one GPU and 77% scaling
+    # efficiency, about 0.25.
     "ada": ((1e9, 0.35),),
     "volta": ((1e9, 0.25),),
 }
@@ -129,26 +144,39 @@ GENERATIONS: dict[str, tuple[str, ...]] = {
 TASK_MFU: dict[tuple[str, str], float] = {
     ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
     ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
-    # A measured QLoRA run of a 7B model on one A100 (issue 15) ran 1.78x faster than 0.20 predicts,
-    # i.e. at 0.36 on the 6·N·D count; LoRA skips the 4-bit dequantisation, so it is set a little higher.
-    ("lora", "datacenter"): 0.40,
-    ("qlora", "datacenter"): 0.35,
+    # LoRA on the 4·N count (ADAPTER_FLOPS_PER_PARAM_TOKEN): NeMo AutoModel's LoRA of Llama 3 8B and
+    # Qwen2.5 7B on one H100 ran at 0.49-0.51 of peak; over Hopper's pretraining curve at 8B (0.50/0.46
+    # of Ampere's) that is 0.45-0.47 on Ampere: 0.42, the lower end (their runs are tuned, packed, no padding).
+    ("lora", "datacenter"): 0.42,
+    # A measured QLoRA run of a 7B model on one A100 (issue 15) ran at 0.36 of peak on the 6·N count,
+    # 0.24 on the 4·N count: the 4-bit weights are dequantised for every multiply.
+    ("qlora", "datacenter"): 0.24,
     ("inference", "datacenter"): 0.30,  # assumption: prefill and large-batch decode; small batches are
     # bandwidth-bound (planner.workload.inference)
-    # Consumer (GeForce) cards: no NVLink, small batches: §2.1 suggests 0.05-0.15 for LoRA.
-    ("full", "consumer"): 0.15,  # top of §2.1's consumer range
-    ("lora", "consumer"): 0.10,  # middle of §2.1's 0.05-0.15
-    ("qlora", "consumer"): 0.08,  # assumption: below LoRA for dequantisation
     ("inference", "consumer"): 0.20,  # assumption
 }
-# MoE training: DeepSeek-V2 (MoE, 21B active) took 172.8K H800 hours per trillion tokens where the dense
-# DeepSeek 67B took 300.6K (DeepSeek-V2 paper §4): with attention counted that is 0.30 against 0.41 of
-# peak, 0.74x (all-to-all between expert-parallel GPUs and small expert GEMMs).
-MOE_MFU_FACTOR = 0.75
+# GeForce cards fine-tuning on one card: the data-centre figure × this (assumption, no published run:
+# no communication on one card, smaller micro-batches in 24-32 GB). The old 0.15/0.10/0.08 had no source
+# and made a 7B LoRA on a 4090 cost 7.6x an A100's GPU-hours; now 2.4x (312 × 0.42 / (165 × 0.34)).
+# Across several GeForce cards the PCIe link is counted by planner.workload.communication.
+CONSUMER_FINE_TUNING_FACTOR = 0.8
+# MoE training by granularity (issue 27: one flat factor made fine-grained MoE too cheap). Per token and
+# layer, expert parallelism moves top_k copies of the hidden state (all-to-all dispatch and combine) and
+# runs top_k small expert GEMMs, against a compute of active parameters / layers: the MFU is divided by
+# 1 + MOE_GRANULARITY_COST × top_k × hidden × layers / active parameters. The constant is fitted on
+# DeepSeek-V2 (160 experts, top-6, 21B active) against the dense DeepSeek 67B on the same H800 cluster
+# (DeepSeek-V2 paper §4: 172.8K against 300.6K H800 hours per trillion tokens, 0.74x with attention
+# counted). It gives Mixtral 8x7B (top-2 of 8) 0.93, DeepSeek-V3 0.74, Qwen3-30B-A3B (top-8 of 128,
+# 3.3B active) 0.52; NeMo AutoModel's BF16 H100 tables measure Qwen3-30B-A3B at 277 model TFLOP/s, 0.56
+# of its dense 0.50 (docs/calibration.md).
+MOE_GRANULARITY_COST = 3800.0
 # FP8 training runs at the FP8 peak (2x BF16 on Hopper, Ada and Blackwell) with this share of the BF16
-# MFU: only the GEMMs speed up. DeepSeek-V3 (FP8) came out 1.46x faster per active-parameter FLOP than
-# DeepSeek-V2 (BF16) on the same H800s; NVIDIA quotes 1.3-1.5x for Transformer Engine: 1.4x, i.e. 0.7.
-FP8_MFU_FACTOR = 0.7
+# MFU: only the GEMMs speed up. Measured, not assumed: NVIDIA's H100 FP8 tables hold 0.37-0.39 of the FP8
+# peak from 5B to 405B (NeMo 24.07: 755-802 model TFLOP/s; Megatron-Bridge 25.11: 719-744), 0.75 of the
+# BF16 steady state of 0.50 (a 1.5x gain); DeepSeek-V3 (FP8) ran 1.46x faster per active-parameter FLOP
+# than DeepSeek-V2 (BF16) on the same H800s; Megatron-Bridge's DeepSeek-V3 on GB200 gained 1.28x
+# (782 → 1,003 model TFLOP/s), on GB300 1.13x. 0.75, i.e. 1.5x.
+FP8_MFU_FACTOR = 0.75
 # FP8 peak = 2x the dense BF16 figure on every GPU with FP8 (gpu_specs.csv fp8_dense_tflops; GeForce
 # included with FP32 accumulate). Which GPUs have FP8: planner.workload.precision.
 FP8_PEAK_RATIO = 2.0
@@ -184,7 +212,10 @@ class Estimate:
     model: str | None = None  # catalog name, or None when the shape was derived from --params
     model_source: str | None = None
     experts: int | None = None
-    flops_per_token: float | None = None  # 6·N_active + attention (training), 2·N_active + attention
+    experts_per_token: int | None = None  # routed experts each token uses (MoE)
+    flops_per_token: float | None = (
+        None  # 6·N_active (LoRA 4·N_active) + attention (training), 2·N_active + attention
+    )
     attention_flops_per_token: float | None = None
     lora_rank: int | None = None
     optimizer_8bit: bool = False
@@ -246,7 +277,8 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
             "2·layers·kv_heads·head_dim·seq·batch·2 bytes (MLA: layers·(kv_lora_rank + rope dim)·seq·batch·2)"
         )
     else:
-        compute = "(6·N_active + 12·layers·seq·attention width)·D"
+        per = FLOPS_PER_PARAM_TOKEN[task]
+        compute = f"({per}·N_active + 12·layers·seq·attention width)·D"
         kv = "none"
     return {
         "model_states": states,
@@ -299,7 +331,7 @@ def explain(e: Estimate) -> dict[str, str]:
             if layout.gpus != held or layout.pipeline_stages > 1:
                 out["gpus_needed"] += f" → {e.gpus_needed} ({layout.describe()})"
     if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
-        per = 2 if e.task == "inference" else 6
+        per = FLOPS_PER_PARAM_TOKEN[e.task]
         out["flops"] = (
             f"{f['flops']} = ({per} × {e.active_params:.3g} + {e.attention_flops_per_token:.3g}) "
             f"× {e.tokens:.3g} = {e.flops:.3g}"
@@ -345,8 +377,17 @@ def pretrain_mfu(gen: str, active_params: float) -> float:
     return anchors[-1][1]
 
 
+def moe_mfu_factor(hidden: int, layers: int, active_params: float, experts_per_token: int | None) -> float:
+    """MoE training MFU over a dense model's at the same active parameters (MOE_GRANULARITY_COST): 1 for
+    dense models, lower the more hidden states each token sends to experts per parameter it computes."""
+    if not experts_per_token:
+        return 1.0
+    granularity = experts_per_token * hidden * layers / active_params
+    return 1.0 / (1.0 + MOE_GRANULARITY_COST * granularity)
+
+
 def default_mfu_and_source(
-    task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False, precision: str = "bf16"
+    task: str, gpu: GpuModel, active_params: float = 7e9, moe_factor: float = 1.0, precision: str = "bf16"
 ) -> tuple[float, str]:
     """The default MFU and a few words on how it was chosen (generation, scale, task, MoE, FP8)."""
     check_task(task)
@@ -363,25 +404,28 @@ def default_mfu_and_source(
     elif cls == "datacenter":
         ratio = pretrain_mfu(gen, active_params) / pretrain_mfu("ampere", active_params)
         mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {scale}"
-    else:
+    elif task == "pretrain":
         mfu, how = TASK_MFU[(task, cls)], f"{task} on consumer GPUs"
-    if moe and task != "inference":
-        mfu, how = mfu * MOE_MFU_FACTOR, how + f", × {MOE_MFU_FACTOR} for MoE"
+    else:
+        mfu = TASK_MFU[(task, "datacenter")] * CONSUMER_FINE_TUNING_FACTOR
+        how = f"{task} on a consumer GPU ({CONSUMER_FINE_TUNING_FACTOR} × data-centre Ampere)"
+    if moe_factor != 1.0 and task != "inference":
+        mfu, how = mfu * moe_factor, how + f", × {moe_factor:.2f} for MoE granularity"
     if precision == "fp8" and task != "inference":
         mfu, how = mfu * FP8_MFU_FACTOR, how + f", × {FP8_MFU_FACTOR} at the FP8 peak"
     return round(mfu, 4), "default for " + how
 
 
-def default_mfu(task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False) -> float:
+def default_mfu(task: str, gpu: GpuModel, active_params: float = 7e9, moe_factor: float = 1.0) -> float:
     """The default MFU for a task on this GPU (see default_mfu_and_source)."""
-    return default_mfu_and_source(task, gpu, active_params, moe)[0]
+    return default_mfu_and_source(task, gpu, active_params, moe_factor)[0]
 
 
 def job_flops(task: str, params: float, tokens: float) -> float:
-    """C ≈ 6·N·D for training, 2·N·D for inference (D = tokens processed or generated), §2.1; without
+    """C ≈ 6·N·D for training (4·N·D for LoRA/QLoRA), 2·N·D for inference (D = tokens processed or generated), §2.1; without
     the attention term (``attention_flops_per_token``)."""
     check_task(task)
-    per = INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
+    per = FLOPS_PER_PARAM_TOKEN[task]
     return per * params * tokens
 
 
@@ -519,9 +563,7 @@ def estimate(
             v for k, v in breakdown.items() if k != "overhead"
         )
     memory_gb = sum(breakdown.values())
-    per_token = (
-        INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
-    ) * compute_params
+    per_token = FLOPS_PER_PARAM_TOKEN[task] * compute_params
     attention = attention_flops_per_token(task, shape, seq_len)
     result = Estimate(
         task, params, tokens, precision, seq_len, batch, checkpointing, shape, memory_gb, breakdown,
@@ -529,6 +571,7 @@ def estimate(
         model=spec.name if spec else None,
         model_source=spec.source if spec else None,
         experts=experts,
+        experts_per_token=spec.experts_per_token if spec is not None else None,
         flops_per_token=per_token + attention,
         attention_flops_per_token=attention,
         lora_rank=(lora_rank or LORA_RANK) if task in ("lora", "qlora") else None,
@@ -624,7 +667,7 @@ def _on_gpu(
         source = "given"
     else:
         mfu, source = default_mfu_and_source(
-            result.task, gpu, result.active_params, result.is_moe, result.precision
+            result.task, gpu, result.active_params, _moe_factor(result), result.precision
         )
     if result.precision == "fp32":
         peak = gpu.fp32_tflops
@@ -674,6 +717,12 @@ def _on_gpu(
             fields["bound"] = "compute"
         fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
+
+
+def _moe_factor(result: Estimate) -> float:
+    return moe_mfu_factor(
+        result.shape.hidden, result.shape.layers, result.active_params, result.experts_per_token
+    )
 
 
 def _heads(result: Estimate) -> tuple[int | None, int | None]:

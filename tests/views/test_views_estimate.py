@@ -19,7 +19,8 @@ def test_a_memory_only_estimate_asks_for_the_tokens():
     assert render_estimate(e) == ESTIMATE_MEMORY
 
 
-# What the views printed before they moved out of planner/commands/, byte for byte.
+# What the views printed before they moved out of planner/commands/, byte for byte; the FLOPs, MFU and
+# hours lines since issue 27 (LoRA at 4·N, GeForce LoRA at 0.8 × the data-centre 0.42).
 ESTIMATE = """\
 Workload: lora of qwen2.5-7b, 7.6B parameters on 2.0B tokens (bf16, seq 2048 × batch 1, gradient checkpointing, LoRA rank 16)
 Architecture: 28 layers, hidden 3584, 28 heads, 4 KV heads of 128, vocabulary 152,064 (from huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json (131072 with YaRN))
@@ -34,13 +35,13 @@ KV cache               -
 overhead            1.88
 total               20.7
 
-FLOPs: 9.63e+19 ((6·N_active + attention)·D; attention 5% at 2048 tokens)
+FLOPs: 6.58e+19 ((4·N_active + attention)·D; attention 7% at 2048 tokens)
 
 On RTX4090-24GB (24 GB, 165.2 dense TFLOPS):
   GPUs needed       1 (20.7 of 24 GB)
-  MFU               0.1 (default for lora on consumer GPUs; --mfu to change)
-  GPU-hours         1,618.5
-  Wall-clock hours  1,618.5 on 1 GPU(s) (67.4 days)"""
+  MFU               0.336 (default for lora on a consumer GPU (0.8 × data-centre Ampere); --mfu to change)
+  GPU-hours         329.3
+  Wall-clock hours  329.3 on 1 GPU(s) (13.7 days)"""
 
 
 ESTIMATE_MEMORY = """\
