@@ -72,8 +72,11 @@ class Workload:
     overhead: float | None = None
     zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
     cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
+    network_gbps: float | None = None  # Gbit/s between machines (planner.workload.communication)
 
-    def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
+    def on(
+        self, gpu: GpuModel | None = None, gpus: int | None = None, gpus_per_machine: int | None = None
+    ) -> Estimate:
         return estimate(
             self.params,
             self.task,
@@ -92,6 +95,8 @@ class Workload:
             overhead=self.overhead,
             zero_stage=self.zero_stage,
             cpu_offload=self.cpu_offload,
+            gpus_per_machine=gpus_per_machine,
+            network_gbps=self.network_gbps,
         )
 
 
@@ -357,7 +362,7 @@ def _options(
         if budget is not None and best.total_cny > budget:
             excluded.append(LeftOut(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
         else:
-            on = workload.on(model, best.gpus)
+            on = workload.on(model, best.gpus, _per_machine(best.offer, best.gpus))
             job, steady = per_million_tokens(on, best)
             options.append(
                 PlanOption(
@@ -451,17 +456,18 @@ def _work_for(
         return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
     if gpus_max is not None and needed > gpus_max:
         return f"needs {needed} GPUs {why}, more than the {gpus_max} allowed"
-    by_count: dict[int, list[Offer]] = {}
+    by_count: dict[tuple[int, int], list[Offer]] = {}  # (GPUs, GPUs on each machine) -> offers
     for offer in offers:
         if not offer.is_vgpu:
             per = int(offer.gpus_per_instance)
-            by_count.setdefault(math.ceil(needed / per) * per, []).append(offer)
+            count = math.ceil(needed / per) * per
+            by_count.setdefault((count, _per_machine(offer, count)), []).append(offer)
     costs: list[JobCost] = []
     slow: list[tuple[int, float]] = []  # (GPUs, wall hours) of counts that miss the deadline
-    for count, group in sorted(by_count.items()):
+    for (count, per_machine), group in sorted(by_count.items()):
         if (gpus_max is not None and count > gpus_max) or count > MAX_GPUS:
             continue
-        on = base if count == base.gpus else workload.on(model, count)
+        on = workload.on(model, count, per_machine)
         if on.wall_hours is None or on.gpu_hours is None:
             continue
         if deadline is not None and on.wall_hours > deadline * (1 + 1e-9):
@@ -478,6 +484,13 @@ def _work_for(
             return f"would run more than ten years on {needed} GPUs; a deadline would use more"
         return f"every instance has more GPUs than the {gpus_max} allowed"
     return needed, costs
+
+
+def _per_machine(offer: Offer, gpus: int) -> int:
+    """GPUs on each machine when ``gpus`` of ``offer`` are rented (whole instances; a marketplace's
+    per-GPU listings share machines of up to eight)."""
+    instances = math.ceil(gpus / int(offer.gpus_per_instance))
+    return math.ceil(gpus / offer.machines(instances))
 
 
 def _held_by_none(base: Estimate, model: GpuModel) -> str:

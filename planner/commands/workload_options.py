@@ -96,6 +96,13 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
             click.option(
                 "--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload)."
             ),
+            click.option(
+                "--network-gbps",
+                type=Number("200"),
+                metavar="G",
+                help="Network between machines, Gbit/s per machine, for fine-tuning's communication "
+                "(default 25: a cloud VPC without RDMA; an RDMA cluster is 1600-3200).",
+            ),
         ]
 
         @functools.wraps(fn)
@@ -127,6 +134,7 @@ WORKLOAD_KEYS = (
     "overhead",
     "zero_stage",
     "cpu_offload",
+    "network_gbps",
 )
 
 
@@ -146,6 +154,7 @@ def _workload_args(
     overhead,
     zero_stage,
     cpu_offload,
+    network_gbps,
 ) -> dict[str, Any]:  # noqa: ANN001
     """The workload options as keyword arguments of ``planner.workload.estimate.estimate``."""
     if model is None and params is None:
@@ -172,4 +181,5 @@ def _workload_args(
         overhead=float(overhead) if overhead is not None else None,
         zero_stage=zero_stage,
         cpu_offload=cpu_offload,
+        network_gbps=float(network_gbps) if network_gbps is not None else None,
     )

@@ -111,9 +111,15 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
                 lines.append(
                     f"  Overhead          {e.overhead:.0%} for restarts, evaluation, checkpoints (--overhead)"
                 )
+            if e.link:
+                lines.append(
+                    f"  Links             {e.link} (assumed; step = max(compute, collectives): "
+                    f"{e.comm_slowdown or 1:.2f}x compute)"
+                )
             lines.append(
                 f"  GPU-hours         {e.gpu_hours:,.1f}"
                 + (" (memory-bandwidth bound)" if e.bound == "memory bandwidth" else "")
+                + (" (communication bound)" if e.bound == "communication" else "")
             )
             lines.append(
                 f"  Wall-clock hours  {e.wall_hours:,.1f} on {e.gpus} GPU(s) ({e.wall_hours / 24:,.1f} days)"

@@ -113,6 +113,13 @@ def render_plan(p: Plan) -> str:
                 if m.task == "inference"
                 else "Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, "
                 "GPU generation and model scale (docs/calibration.md)"
+                + (
+                    "; a fine-tuning step takes the longer of its compute and its collectives over each option's "
+                    "links (NVLink or PCIe inside a machine, an assumed 25 Gbit/s network between machines: "
+                    "--network-gbps)"
+                    if m.task in ("full", "lora", "qlora") and any(o.rental.gpus > 1 for o in p.options)
+                    else ""
+                )
             )
             + f" (--mfu to change); 'instances' is count x GPUs each. '{p.history_days}d' is the price trend"
             f" over {p.history_days} days."

@@ -24,6 +24,7 @@ from planner.errors import QuantityError, UsageError
 from planner.units import BYTES_PER_GB, MAX_GPUS, format_count
 from planner.wording import Phrase
 from planner.workload.architectures import ModelSpec, get_spec
+from planner.workload.communication import step_time
 from planner.workload.inference import (
     ServingLayout,
     decode_step_seconds,
@@ -191,6 +192,10 @@ DEFAULT_OVERHEAD: dict[str, float] = {
     "inference": 0.0,
 }
 MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a typo
+# Fine-tuning steps wait for their collectives over the rental's links (planner.workload.communication);
+# pretraining's calibrated utilisation already holds its cluster's communication.
+COMMUNICATING_TASKS = ("full", "lora", "qlora")
+MAX_NETWORK_GBPS = 10_000.0  # 10 Tbit/s per machine: beyond any cluster fabric
 
 
 @dataclass(frozen=True)
@@ -237,7 +242,13 @@ class Estimate:
     mfu_source: str | None = None  # "given" or how the default was chosen
     gpu_hours: float | None = None
     wall_hours: float | None = None
-    bound: str | None = None  # "compute" or "memory bandwidth" (inference decode)
+    bound: str | None = (
+        None  # "compute", "communication" (fine-tuning) or "memory bandwidth"/"latency" (decode)
+    )
+    gpus_per_machine: int | None = None  # GPUs each machine holds (default: up to 8)
+    network_gbps: float | None = None  # Gbit/s between machines (default communication.DEFAULT_NETWORK_GBPS)
+    link: str | None = None  # the links a fine-tuning step's collectives run over
+    comm_slowdown: float | None = None  # step time over compute time (1 = communication hidden)
     tokens_per_gpu_s: float | None = None  # inference: generated tokens per second per GPU
     prefill_tokens_per_gpu_s: float | None = None  # inference: prompt tokens per second per GPU
     assumed: tuple[str, ...] = field(default_factory=tuple)  # what a bare parameter count made us assume
@@ -301,6 +312,14 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
             else ""
         ),
         "wall_hours": "gpu_hours / gpus",
+        **(
+            {
+                "communication": "fine-tuning on several GPUs: × max(1, collectives ÷ compute) per step "
+                "(planner.workload.communication)"
+            }
+            if task in COMMUNICATING_TASKS
+            else {}
+        ),
     }
 
 
@@ -465,6 +484,8 @@ def estimate(
     zero_stage: int | None = None,
     cpu_offload: bool = False,
     overhead: float | None = None,
+    gpus_per_machine: int | None = None,
+    network_gbps: float | None = None,
 ) -> Estimate:
     """Estimate memory, GPUs and time for ``task`` on a catalog ``model`` or a model of ``params``.
 
@@ -475,6 +496,8 @@ def estimate(
     fewest that hold the memory. ``shape`` overrides the shape; ``checkpointing`` the task's default
     activation strategy (see planner.workload.memory). ``zero_stage`` (default 3) and ``cpu_offload`` change
     what each GPU must hold; ``overhead`` the restarts-and-evaluation share (DEFAULT_OVERHEAD).
+    ``gpus_per_machine`` and ``network_gbps`` (Gbit/s per machine) say how the GPUs are linked, for the
+    communication of a fine-tuning step (planner.workload.communication).
     """
     check_task(task)
     spec = _spec(model)
@@ -510,6 +533,10 @@ def estimate(
     if gpus is not None:
         check_int(gpus, "gpus")
         _check_range(gpus, "gpus", 1, MAX_GPUS, "8")
+    if gpus_per_machine is not None:
+        _check_range(check_int(gpus_per_machine, "gpus_per_machine"), "gpus_per_machine", 1, 64, "8")
+    if network_gbps is not None:
+        _check_range(network_gbps, "network_gbps", 1, MAX_NETWORK_GBPS, "25")
     if mfu is not None and not (isinstance(mfu, int | float) and 0 < mfu <= 1):
         raise QuantityError("mfu", f"must be in (0, 1], got {mfu}", "0.4")
     if overhead is not None and not (isinstance(overhead, int | float) and 0 <= overhead <= MAX_OVERHEAD):
@@ -579,6 +606,8 @@ def estimate(
         zero_stage=zero_stage,
         cpu_offload_gb=offloaded,
         overhead=DEFAULT_OVERHEAD[task] if overhead is None else float(overhead),
+        gpus_per_machine=gpus_per_machine,
+        network_gbps=float(network_gbps) if network_gbps is not None else None,
         assumed=tuple(assumed),
     )  # fmt: skip
     flops = (per_token + attention) * tokens if tokens is not None else None
@@ -715,6 +744,31 @@ def _on_gpu(
         else:
             hours = gpu_hours_for(flops, peak, mfu, result.overhead)
             fields["bound"] = "compute"
+            if result.task in COMMUNICATING_TASKS and k and k > 1 and result.flops_per_token:
+                step = step_time(
+                    result.task, result.params, result.zero_stage, result.flops_per_token,
+                    result.seq_len * result.batch, peak, mfu, gpu, k, result.gpus_per_machine,
+                    result.network_gbps, sharded=needed is None or needed > 1,
+                )  # fmt: skip
+                fields.update(link=step.link, comm_slowdown=step.slowdown)
+                if step.slowdown > 1:
+                    hours *= step.slowdown
+                    fields["bound"] = "communication"
+                    notes.append(
+                        Phrase(
+                            "communication-bound: each step moves weights for {comm:.2f} s against {compute:.2f} s "
+                            "of compute over {link}, so it takes {slow:.1f}x its compute"
+                            + (
+                                "; on a provider's RDMA cluster give its speed with {network_gbps}"
+                                if "network" in step.link
+                                else ""
+                            ),
+                            comm=step.comm_s,
+                            compute=step.compute_s,
+                            link=step.link,
+                            slow=step.slowdown,
+                        )
+                    )
         fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
 

@@ -33,7 +33,7 @@ Prices observed 2026-08-01 to 2026-11-25.
 Cheapest: 1 x RTX4090-24GB for 164.7 h, CNY 326.06 (1 x autodl RTX 4090, on_demand)
 Fastest:  8 x A100-80GB for 8.7 h, CNY 2,092.63 (1 x aliyun ecs.gn7e-c16g1.32xlarge, on_demand; NVLink 600 GB/s)
 Pareto (no other option is both cheaper and faster): RTX4090-24GB, A100-40GB, A100-80GB
-Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU generation and model scale (docs/calibration.md) (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days.
+Hours assume the GPUs split the job evenly (ZeRO-3/FSDP) at the default MFU for the task, GPU generation and model scale (docs/calibration.md); a fine-tuning step takes the longer of its compute and its collectives over each option's links (NVLink or PCIe inside a machine, an assumed 25 Gbit/s network between machines: --network-gbps) (--mfu to change); 'instances' is count x GPUs each. '30d' is the price trend over 30 days.
 age: days since the price was observed; (old): more than 90 days, prices may have moved since: run `planner refresh` for today's prices, or check the provider's site.
 'link': how an option's GPUs talk, per GPU model (NVLink is per GPU, both directions; a PCIe-packaged instance may have less, a bridge joins pairs only); '+ network' and 'network only': between instances, over the provider's network, not NVLink, so expect a lower MFU; '(one machine)': a marketplace's (AutoDL) GPUs rented together on one of its machines (up to 8), which needs that many idle on one machine."""
 
