@@ -40,6 +40,7 @@ from planner.workload.inference import (
 )
 from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
 from planner.workload.precision import PrecisionError, nearest_precision
+from planner.workload.serving import ServingLoad, ServingSize, size_serving
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -59,7 +60,7 @@ class Workload:
 
     params: float | None
     task: str
-    tokens: float
+    tokens: float | None
     precision: str | None = None
     seq_len: int | None = None
     batch: int | None = None
@@ -73,6 +74,34 @@ class Workload:
     zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
     cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
     network_gbps: float | None = None  # Gbit/s between machines (planner.workload.communication)
+    # Serving (planner.workload.serving): a load kept online instead of a number of tokens.
+    concurrency: int | None = None
+    requests_per_s: float | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    hours_per_day: float | None = None
+    stream_tokens_per_s: float | None = None
+
+    @property
+    def serving(self) -> ServingLoad | None:
+        """The serving load, when the workload is one (a concurrency or a request rate was given)."""
+        if self.concurrency is None and self.requests_per_s is None:
+            return None
+        defaults = ServingLoad.__dataclass_fields__
+        return ServingLoad(
+            self.concurrency,
+            self.requests_per_s,
+            self.prompt_tokens or defaults["prompt_tokens"].default,  # type: ignore[arg-type]
+            self.output_tokens or defaults["output_tokens"].default,  # type: ignore[arg-type]
+            self.hours_per_day or defaults["hours_per_day"].default,  # type: ignore[arg-type]
+            self.stream_tokens_per_s or defaults["stream_tokens_per_s"].default,  # type: ignore[arg-type]
+        )
+
+    def replica(self, gpu: GpuModel, batch: int) -> Estimate:
+        """One serving replica on ``gpu`` holding ``batch`` streams at the load's full context."""
+        load = self.serving
+        assert load is not None
+        return replace(self, seq_len=load.context, batch=batch, tokens=None).on(gpu)
 
     def on(
         self, gpu: GpuModel | None = None, gpus: int | None = None, gpus_per_machine: int | None = None
@@ -123,6 +152,7 @@ class PlanRequest:
         """
         workload = Workload(**{f.name: given[f.name] for f in fields(Workload) if f.name in given})
         workload.on()  # refuse a bad workload first
+        check_serving(workload, given.get("deadline_hours"))
         gpus_max, budget, deadline = given.get("gpus_max"), given.get("budget"), given.get("deadline_hours")
         check_plan_filters(gpus_max, budget, deadline)
         query = OfferQuery.build(
@@ -169,6 +199,7 @@ class PlanOption:
     # steady state (the paid GPU-hour rate, without the unused part of whole periods).
     cny_per_million_tokens_job: float | None = None
     cny_per_million_tokens_steady_state: float | None = None
+    serving: ServingSize | None = None  # a serving plan: replicas, streams, tokens a month
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -198,7 +229,20 @@ class PlanOption:
             "pareto": self.pareto,
             "cny_per_million_tokens_job": self.cny_per_million_tokens_job,
             "cny_per_million_tokens_steady_state": self.cny_per_million_tokens_steady_state,
+            "serving": self._serving_dict(),
             "rental": rental_dict(self.rental),
+        }
+
+    def _serving_dict(self) -> dict[str, Any] | None:
+        if self.serving is None:
+            return None
+        monthly = float(self.rental.total_cny)
+        out, every = self.serving.cny_per_million_tokens(monthly)
+        return self.serving.to_dict() | {
+            "gpus_rented": self.rental.gpus,
+            "cny_per_month": round(monthly, 2),
+            "cny_per_million_output_tokens": out,
+            "cny_per_million_tokens": every,
         }
 
 
@@ -288,8 +332,12 @@ def plan(
     that beats the cheapest inside on the total (for inference, the same as this job's CNY per million
     tokens).
     """
-    if workload.tokens is None:
-        raise UsageError("a plan needs the tokens the job processes", Phrase("e.g. {tokens} 2B"))
+    check_serving(workload, deadline_hours)
+    if workload.tokens is None and workload.serving is None:
+        raise UsageError(
+            "a plan needs the tokens the job processes, or a serving load",
+            Phrase("e.g. {tokens} 2B, or {task} inference {concurrency} 20"),
+        )
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
     query = query if query is not None else OfferQuery()
@@ -344,10 +392,19 @@ def _options(
     """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
     ``excluded`` with the reason."""
     candidates: dict[str, tuple[GpuModel, int, list[JobCost]]] = {}
+    sizes: dict[str, ServingSize] = {}  # serving: each model's replicas and streams
     for model in models:
         if model.name not in by_model:
             continue
-        found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
+        found: tuple[int, list[JobCost]] | str
+        if workload.serving is not None:
+            served = _serve_for(workload, model, by_model[model.name], gpus_max)
+            if not isinstance(served, str):
+                sizes[model.name] = served[2]
+                served = served[:2]  # type: ignore[assignment]
+            found = served  # type: ignore[assignment]
+        else:
+            found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
         if isinstance(found, str):
             excluded.append(LeftOut(model.name, found))
         else:
@@ -361,6 +418,12 @@ def _options(
         best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(LeftOut(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
+        elif name in sizes:
+            size = sizes[name]
+            out, _ = size.cny_per_million_tokens(float(best.total_cny))
+            options.append(
+                PlanOption(size.replica, best, needed, cny_per_million_tokens_job=out, serving=size)
+            )
         else:
             on = workload.on(model, best.gpus, _per_machine(best.offer, best.gpus))
             job, steady = per_million_tokens(on, best)
@@ -484,6 +547,57 @@ def _work_for(
             return f"would run more than ten years on {needed} GPUs; a deadline would use more"
         return f"every instance has more GPUs than the {gpus_max} allowed"
     return needed, costs
+
+
+def _serve_for(
+    workload: Workload, model: GpuModel, offers: list[Offer], gpus_max: int | None
+) -> tuple[int, list[JobCost], ServingSize] | str:
+    """(GPUs needed, each offer costed for a month online on the GPUs it rents, the sizing), or why none."""
+    load = workload.serving
+    assert load is not None
+    try:
+        size = size_serving(lambda batch: workload.replica(model, batch), load, model.name)
+    except PrecisionError:
+        asked = (workload.precision or "").lower()
+        return f"no {asked.upper()} (the nearest it has: {nearest_precision(model, asked, 'inference')})"
+    if isinstance(size, str):
+        return size
+    needed = size.gpus
+    if needed > MAX_GPUS or (gpus_max is not None and needed > gpus_max):
+        return f"needs {needed:,} GPUs to serve the load, more than the {gpus_max or MAX_GPUS:,} allowed"
+    by_count: dict[int, list[Offer]] = {}
+    for offer in offers:
+        if not offer.is_vgpu:
+            per = int(offer.gpus_per_instance)
+            by_count.setdefault(math.ceil(needed / per) * per, []).append(offer)
+    costs: list[JobCost] = []
+    for count, group in sorted(by_count.items()):
+        if gpus_max is None or count <= gpus_max:
+            # A month online on every GPU rented: what the service pays, busy or not.
+            costs += rentals(group, count * load.online_hours_per_month, count, gpus_max)
+    if not costs:
+        return (
+            "only vGPU slices are offered"
+            if all(o.is_vgpu for o in offers)
+            else "no instance fits the limits"
+        )
+    return needed, costs, size
+
+
+def check_serving(workload: Workload, deadline_hours: float | None) -> None:
+    """Refuse a serving load on a task other than inference, with tokens, or with a deadline."""
+    load = workload.serving  # builds and checks the load
+    if load is None:
+        return
+    if workload.task != "inference":
+        raise UsageError(Phrase("a serving load is for {task} inference"), Phrase("use {task} inference"))
+    if workload.tokens is not None:
+        raise UsageError(
+            Phrase("give {tokens} for a job, or a serving load, not both"),
+            "a serving load's tokens follow from it",
+        )
+    if deadline_hours is not None:
+        raise UsageError(Phrase("a service has no deadline"), Phrase("drop {deadline_hours}"))
 
 
 def _per_machine(offer: Offer, gpus: int) -> int:

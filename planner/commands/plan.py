@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @click.command()
-@workload_options(tokens_required=True)
+@workload_options(tokens_required=False)
 @click.option("--gpus-max", type=Count("8", whole=True), metavar="K", help="Use at most K GPUs.")
 @click.option("--budget", type=Count("50K"), metavar="CNY", help="Drop options costing more than this (CNY).")
 @click.option(
@@ -78,7 +78,14 @@ def plan(
     are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
 
     \b
+    Serving: --concurrency N (or --requests-per-s R) instead of --tokens sizes a service kept online
+    --hours-per-day H for N streams of --prompt-tokens P and --output-tokens O at --stream-tokens-per-s
+    S or more each: per GPU model, the replicas and GPUs that hold and keep up with it, and the cheapest
+    month of them online, with CNY per million output tokens at that load; ranked by CNY a month.
+
+    \b
     Examples:
+      planner plan --model qwen2.5-72b --task inference --concurrency 20 --hours-per-day 8
       planner plan --model qwen2.5-7b --task inference --tokens 1B
       planner plan --model qwen2.5-7b --task inference --tokens 1B --batch 32
       planner plan --model llama-3.1-8b --tokens 1B --task lora

@@ -97,6 +97,42 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload)."
             ),
             click.option(
+                "--concurrency",
+                type=Count("20", whole=True),
+                metavar="N",
+                help="Serving: N streams in flight at once (20 concurrent chats); with --task inference, instead of --tokens.",
+            ),
+            click.option(
+                "--requests-per-s",
+                type=Number("2"),
+                metavar="R",
+                help="Serving: R requests a second, instead of --concurrency.",
+            ),
+            click.option(
+                "--prompt-tokens",
+                type=Count("1000", whole=True),
+                metavar="P",
+                help="Serving: tokens in each prompt (default 1000).",
+            ),
+            click.option(
+                "--output-tokens",
+                type=Count("500", whole=True),
+                metavar="O",
+                help="Serving: tokens in each answer (default 500).",
+            ),
+            click.option(
+                "--hours-per-day",
+                type=Number("8"),
+                metavar="H",
+                help="Serving: hours online a day (default 24).",
+            ),
+            click.option(
+                "--stream-tokens-per-s",
+                type=Number("20"),
+                metavar="S",
+                help="Serving: the least tokens/s each stream must get (default 20).",
+            ),
+            click.option(
                 "--network-gbps",
                 type=Number("200"),
                 metavar="G",
@@ -118,6 +154,14 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
     return decorate
 
 
+SERVING_KEYS = (
+    "concurrency",
+    "requests_per_s",
+    "prompt_tokens",
+    "output_tokens",
+    "hours_per_day",
+    "stream_tokens_per_s",
+)
 WORKLOAD_KEYS = (
     "model",
     "params",
@@ -135,6 +179,7 @@ WORKLOAD_KEYS = (
     "zero_stage",
     "cpu_offload",
     "network_gbps",
+    *SERVING_KEYS,
 )
 
 
@@ -155,6 +200,12 @@ def _workload_args(
     zero_stage,
     cpu_offload,
     network_gbps,
+    concurrency=None,
+    requests_per_s=None,
+    prompt_tokens=None,
+    output_tokens=None,
+    hours_per_day=None,
+    stream_tokens_per_s=None,
 ) -> dict[str, Any]:  # noqa: ANN001
     """The workload options as keyword arguments of ``planner.workload.estimate.estimate``."""
     if model is None and params is None:
@@ -182,4 +233,10 @@ def _workload_args(
         zero_stage=zero_stage,
         cpu_offload=cpu_offload,
         network_gbps=float(network_gbps) if network_gbps is not None else None,
+        concurrency=concurrency,
+        requests_per_s=float(requests_per_s) if requests_per_s is not None else None,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        hours_per_day=float(hours_per_day) if hours_per_day is not None else None,
+        stream_tokens_per_s=float(stream_tokens_per_s) if stream_tokens_per_s is not None else None,
     )

@@ -17,6 +17,7 @@ from planner.workload.memory import DEFAULT_ZERO_STAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.workload.estimate import Estimate
+    from planner.workload.serving import ServingSize
 
 
 def workload_line(e: Estimate) -> str:
@@ -135,4 +136,28 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
     if explain:
         lines += ["", "How each number was computed:"]
         lines += [f"  {k}: {v}" for k, v in explain_lines(e).items()]
+    return "\n".join(lines)
+
+
+def render_serving(size: ServingSize) -> str:
+    """A serving estimate: the load, the replicas and GPUs that serve it, and the tokens a month."""
+    e, load = size.replica, size.load
+    output, prompt = load.tokens_per_month()
+    lines = [
+        f"Serving: {workload_line(e).split(' (')[0].replace('inference of ', '')}: {load.describe()}",
+        _shape_line(e),
+        "",
+        f"On {size.gpu}: {size.gpus} GPUs = {size.replicas} replica(s) × {size.gpus_per_replica} "
+        f"({e.memory_gb:,.1f} GB each replica: weights and the KV cache of {size.streams_per_replica} streams "
+        f"at {load.context:,} tokens)",
+        f"  Each stream       {size.stream_tokens_per_s:,.1f} tokens/s (decode at batch {size.streams_per_replica}, "
+        f"{size.prefill_share:.0%} of the time on prompts)",
+        f"  Output            {load.output_tokens_per_s:,.0f} tokens/s while online; {output / 1e6:,.0f}M output and "
+        f"{prompt / 1e6:,.0f}M prompt tokens a month",
+        f"  GPU-hours         {size.gpu_hours_per_month:,.0f} a month ({size.gpus} GPUs × "
+        f"{load.online_hours_per_month:,.0f} h online)",
+    ]
+    for note in e.notes:
+        lines.append(f"Note: {typed(note)}")
+    lines.append("`planner plan` with the same options prices it: CNY a month and per million tokens.")
     return "\n".join(lines)

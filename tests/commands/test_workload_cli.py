@@ -473,7 +473,11 @@ T = ("tco", "--gpu", "RTX4090")
         ((*E, "--batch", "-1"), "--batch must be positive"),
         ((*E, "--kv-heads", "64"), "--kv-heads must be from 1 to 33"),
         (("estimate", "--params", "7B"), "Missing option '--task'"),
-        (("plan", "--params", "7B", "--task", "lora"), "Missing option '--tokens'"),
+        # issue 27: --tokens or a serving load (--concurrency), so the plan, not click, asks for one
+        (
+            ("plan", "--params", "7B", "--task", "lora"),
+            "a plan needs the tokens the job processes, or a serving load",
+        ),
         ((*P, "--budget", "0"), "--budget must be positive"),
         ((*P, "--budget", "lots"), "--budget 'lots' is not a number"),
         ((*P, "--deadline-hours", "0"), "--deadline-hours must be positive"),
