@@ -74,6 +74,9 @@ class Workload:
     zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
     cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
     network_gbps: float | None = None  # Gbit/s between machines (planner.workload.communication)
+    active_params: float | None = None  # an MoE given by its parameters: those one token computes with
+    experts: int | None = None
+    experts_per_token: int | None = None
     # Serving (planner.workload.serving): a load kept online instead of a number of tokens.
     concurrency: int | None = None
     requests_per_s: float | None = None
@@ -126,6 +129,9 @@ class Workload:
             cpu_offload=self.cpu_offload,
             gpus_per_machine=gpus_per_machine,
             network_gbps=self.network_gbps,
+            active_params=self.active_params,
+            experts=self.experts,
+            experts_per_token=self.experts_per_token,
         )
 
 

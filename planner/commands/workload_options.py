@@ -13,6 +13,7 @@ import click
 from planner.commands.arguments import Count, Number
 from planner.errors import UsageError
 from planner.workload.architectures import get_spec
+from planner.workload.hf_config import looks_like_config, read_config
 
 
 def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
@@ -23,13 +24,33 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
             click.option(
                 "--model",
                 metavar="NAME",
-                help="A catalog model (`planner models`), e.g. qwen2.5-7b, llama-3.1-70b, deepseek-v3.",
+                help="A catalog model (`planner models`), e.g. qwen2.5-7b, llama-3.1-70b, deepseek-v3; or the path "
+                "of a Hugging Face config.json (dense, GQA, MoE, MLA).",
             ),
             click.option(
                 "--params",
                 type=Count("7B"),
                 metavar="N",
-                help="Any other model: its parameters (7B, 6.7e9, 500M); a dense model of standard shape is assumed.",
+                help="Any other model: its parameters (7B, 6.7e9, 500M); a dense model of standard shape is assumed "
+                "unless --active-params makes it an MoE.",
+            ),
+            click.option(
+                "--active-params",
+                type=Count("37B"),
+                metavar="M",
+                help="With --params: an MoE whose tokens each compute with M parameters (--params 671B --active-params 37B).",
+            ),
+            click.option(
+                "--experts",
+                type=Count("256", whole=True),
+                metavar="E",
+                help="With --active-params: routed experts.",
+            ),
+            click.option(
+                "--experts-per-token",
+                type=Count("8", whole=True),
+                metavar="K",
+                help="With --active-params: routed experts each token uses (default 8).",
             ),
             click.option(
                 "--task", required=True, metavar="TASK", help="pretrain, full, lora, qlora or inference."
@@ -165,6 +186,9 @@ SERVING_KEYS = (
 WORKLOAD_KEYS = (
     "model",
     "params",
+    "active_params",
+    "experts",
+    "experts_per_token",
     "task",
     "tokens",
     "precision",
@@ -186,6 +210,9 @@ WORKLOAD_KEYS = (
 def _workload_args(
     model,
     params,
+    active_params,
+    experts,
+    experts_per_token,
     task,
     tokens,
     precision,
@@ -214,11 +241,16 @@ def _workload_args(
         )
     if model is not None and params is not None:
         raise UsageError("give --model or --params, not both", "--model knows its parameters")
-    if model is not None:
+    if model is not None and looks_like_config(model):
+        read_config(model)  # an unreadable or incomplete config is refused here, in one line
+    elif model is not None:
         model = get_spec(model).name  # an unknown name is refused here, with near names
     return dict(
         model=model,
         params=params,
+        active_params=active_params,
+        experts=experts,
+        experts_per_token=experts_per_token,
         task=task.strip().lower(),
         tokens=tokens,
         precision=precision.strip().lower() if precision else None,

@@ -25,6 +25,7 @@ from planner.units import BYTES_PER_GB, MAX_GPUS, format_count
 from planner.wording import Phrase
 from planner.workload.architectures import ModelSpec, get_spec
 from planner.workload.communication import step_time
+from planner.workload.hf_config import looks_like_config, read_config
 from planner.workload.inference import (
     ServingLayout,
     decode_step_seconds,
@@ -195,6 +196,9 @@ MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a
 # Fine-tuning steps wait for their collectives over the rental's links (planner.workload.communication);
 # pretraining's calibrated utilisation already holds its cluster's communication.
 COMMUNICATING_TASKS = ("full", "lora", "qlora")
+# An MoE given by --params/--active-params without --experts-per-token: 8, the routed experts per token
+# of DeepSeek-V3, Qwen3-MoE and Kimi-K2 (their config.json files), the common fine-grained choice.
+ASSUMED_EXPERTS_PER_TOKEN = 8
 MAX_NETWORK_GBPS = 10_000.0  # 10 Tbit/s per machine: beyond any cluster fabric
 
 
@@ -256,7 +260,7 @@ class Estimate:
 
     @property
     def is_moe(self) -> bool:
-        return bool(self.experts)
+        return bool(self.experts) or self.active_params < self.params
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus ``formulas``: each number with its formula and inputs (``explain``)."""
@@ -486,6 +490,9 @@ def estimate(
     overhead: float | None = None,
     gpus_per_machine: int | None = None,
     network_gbps: float | None = None,
+    active_params: float | None = None,
+    experts: int | None = None,
+    experts_per_token: int | None = None,
 ) -> Estimate:
     """Estimate memory, GPUs and time for ``task`` on a catalog ``model`` or a model of ``params``.
 
@@ -512,8 +519,21 @@ def estimate(
         )
     if spec is not None:
         params = spec.total_params
+        if active_params is not None or experts is not None or experts_per_token is not None:
+            raise UsageError(
+                Phrase("{model} {name} knows its active parameters and experts", name=spec.name),
+                Phrase("drop {active_params}, {experts} and {experts_per_token}"),
+            )
     assert params is not None
     _check_range(params, "params", MIN_PARAMS, MAX_PARAMS, "7B or 6.7e9")
+    if active_params is not None:
+        _check_range(active_params, "active_params", MIN_PARAMS, params, "37B (at most the total)")
+    if experts is not None:
+        _check_range(check_int(experts, "experts"), "experts", 2, 4096, "256")
+    if experts_per_token is not None:
+        _check_range(
+            check_int(experts_per_token, "experts_per_token"), "experts_per_token", 1, experts or 4096, "8"
+        )
     substituted = None  # (default, what the GPU runs instead) when the GPU lacks the task's default
     if precision is None:
         precision = DEFAULT_PRECISION[task]
@@ -557,13 +577,37 @@ def estimate(
     assumed: list[str] = []
     if shape is None and spec is not None:
         shape = spec.shape
-    if shape is None:
+    moe_given = spec is None and active_params is not None and active_params < params
+    if spec is None and (experts is not None or experts_per_token is not None) and not moe_given:
+        raise UsageError(
+            Phrase("{experts} and {experts_per_token} describe an MoE: give {active_params} too"),
+            Phrase("e.g. {params} 671B {active_params} 37B {experts} 256 {experts_per_token} 8"),
+        )
+    if shape is None and moe_given:
+        assert active_params is not None
+        shape = default_shape(active_params, kv_heads)
+        assumed.append(
+            Phrase(
+                "an MoE of {n} parameters, {a} active per token, {k} experts a token"
+                + ("" if experts_per_token else " (assumed: the common fine-grained choice)")
+                + "; attention and layers shaped as a dense model of the active parameters (N ≈ 12·layers·hidden², "
+                "hidden/layers = 128): {layers} layers, hidden {hidden}, {kv} KV heads of 128",
+                n=format_count(params),
+                a=format_count(active_params),
+                k=experts_per_token or ASSUMED_EXPERTS_PER_TOKEN,
+                layers=shape.layers,
+                hidden=shape.hidden,
+                kv=shape.kv_heads,
+            )
+        )
+    elif shape is None:
         shape = default_shape(params, kv_heads)
         assumed.append(
             Phrase(
                 "a dense model (not MoE) of {n} parameters shaped by N ≈ 12·layers·hidden² with hidden/layers "
                 "= 128: {layers} layers, hidden {hidden}, {kv} KV heads of 128 ("
-                + ("{kv_heads})" if kv_heads else "one per attention head, MHA)"),
+                + ("{kv_heads})" if kv_heads else "one per attention head, MHA)")
+                + "; for an MoE give {active_params}",
                 n=format_count(params),
                 layers=shape.layers,
                 hidden=shape.hidden,
@@ -574,8 +618,13 @@ def estimate(
         if not 1 <= kv_heads <= shape.heads:
             raise QuantityError("kv_heads", f"must be from 1 to {shape.heads}, got {kv_heads}", "8")
         shape = replace(shape, kv_heads=kv_heads, kv_lora_rank=None, qk_rope_head_dim=0)
-    active = spec.active_params if spec is not None else params
-    experts = spec.experts if spec is not None else None
+    active = spec.active_params if spec is not None else (active_params if moe_given else params)
+    assert active is not None
+    top_k = spec.experts_per_token if spec is not None else None
+    if spec is not None:
+        experts = spec.experts
+    elif moe_given:
+        top_k = experts_per_token or ASSUMED_EXPERTS_PER_TOKEN
     compute_params = active + router_params(shape, experts)
     checkpointing = checkpointing_for(task, checkpointing)
     breakdown = memory_breakdown(
@@ -598,7 +647,7 @@ def estimate(
         model=spec.name if spec else None,
         model_source=spec.source if spec else None,
         experts=experts,
-        experts_per_token=spec.experts_per_token if spec is not None else None,
+        experts_per_token=top_k,
         flops_per_token=per_token + attention,
         attention_flops_per_token=attention,
         lora_rank=(lora_rank or LORA_RANK) if task in ("lora", "qlora") else None,
@@ -626,6 +675,8 @@ def estimate(
 def _spec(model: str | ModelSpec | None) -> ModelSpec | None:
     if model is None or isinstance(model, ModelSpec):
         return model
+    if looks_like_config(model):
+        return read_config(model)
     return get_spec(model)
 
 

@@ -46,7 +46,7 @@ On RTX4090-24GB (24 GB, 165.2 dense TFLOPS):
 
 ESTIMATE_MEMORY = """\
 Workload: inference of a 7.0B-parameter model (bf16, context 4096 × batch 8)
-Assumed for --params: a dense model (not MoE) of 7.0B parameters shaped by N ≈ 12·layers·hidden² with hidden/layers = 128: 33 layers, hidden 4224, 33 KV heads of 128 (one per attention head, MHA)
+Assumed for --params: a dense model (not MoE) of 7.0B parameters shaped by N ≈ 12·layers·hidden² with hidden/layers = 128: 33 layers, hidden 4224, 33 KV heads of 128 (one per attention head, MHA); for an MoE give active params
 
 memory (all GPUs)     GB
 -----------------  -----
