@@ -198,3 +198,29 @@ def test_three_gpus_hold_a_model_but_tensor_parallelism_cannot_use_them():
     assert any("cannot split a model over 3 GPUs" in n for n in e.notes)
     assert not any("cannot hold" in n for n in e.notes)  # memory is not the problem
     assert any("cannot hold" in n for n in estimate(70e9, "inference", gpu=A100, gpus=2).notes)
+
+
+@pytest.mark.parametrize("name", ["gpt-oss-20b", "gpt-oss-120b"])
+def test_2025_moe_configs_add_up_to_total_and_active(name):
+    """Issue 27's catalogue growth: gpt-oss has no shared experts or dense layers, so the simple count
+    holds; the others (GLM-4.5, Kimi-K2, Llama 4, MiniMax-M2) are checked by planner.workload.hf_config."""
+    spec = get_spec(name)
+    assert config_params(spec, spec.experts) == pytest.approx(spec.total_params, rel=0.03)
+    # OpenAI's active count leaves out the input embedding (a lookup, no FLOPs): vocab × hidden
+    embedding = spec.shape.vocab * spec.shape.hidden
+    assert config_params(spec, spec.experts_per_token) - embedding == pytest.approx(
+        spec.active_params, rel=0.03
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["deepseek-v3.1", "deepseek-v3.2", "kimi-k2", "glm-4.5", "glm-4.6", "glm-4.5-air", "gpt-oss-20b",
+     "gpt-oss-120b", "llama-4-scout", "llama-4-maverick", "minimax-m2", "qwen2.5-vl-7b", "qwen2.5-vl-72b"],
+)  # fmt: skip
+def test_the_catalogue_holds_what_teams_run_in_2026(name):
+    spec = get_spec(name)
+    assert spec.source.startswith("huggingface.co/")
+    assert spec.active_params <= spec.total_params
+    if name not in ("qwen2.5-vl-7b", "qwen2.5-vl-72b"):
+        assert spec.is_moe and spec.experts_per_token
