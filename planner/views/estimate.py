@@ -11,7 +11,8 @@ from planner import catalog
 from planner.output import table
 from planner.units import format_count
 from planner.views.typed import typed
-from planner.workload.estimate import FLOPS_PER_PARAM_TOKEN
+from planner.workload.calibration import checked_against
+from planner.workload.estimate import FLOPS_PER_PARAM_TOKEN, generation
 from planner.workload.estimate import explain as explain_lines
 from planner.workload.memory import DEFAULT_ZERO_STAGE
 
@@ -124,6 +125,16 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
             )
             lines.append(
                 f"  Wall-clock hours  {e.wall_hours:,.1f} on {e.gpus} GPU(s) ({e.wall_hours / 24:,.1f} days)"
+            )
+    if e.gpu_hours is not None and e.gpu is not None:
+        checks = checked_against(e.task, generation(catalog.get_model(e.gpu)))
+        if checks:
+            lines.append("Checked against (estimate ÷ published, docs/calibration.md):")
+            lines += [f"  {c}" for c in checks]
+        else:
+            lines.append(
+                f"Checked against: no published {e.task} run in the calibration set; the default MFU is "
+                "docs/calibration.md's stated figure for the task."
             )
     for note in e.notes:
         lines.append(f"Note: {typed(note)}")

@@ -10,13 +10,14 @@ tests/workload/test_calibration.py checks that the two agree and that the ratios
 
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from planner.catalog import get_model
-from planner.workload.estimate import estimate
-from planner.workload.steady_state import throughput_table
+from planner.workload.estimate import estimate, generation
+from planner.workload.steady_state import THROUGHPUT, throughput_rows, throughput_table
 
 # Qwen2.5 speed benchmark (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst): batch 1, BF16, one
 # A100-80GB per GPU, 2048 tokens generated after an input of 1 to 30720 tokens; speed with vLLM 0.6.3,
@@ -258,6 +259,28 @@ def decode_rows() -> list[dict[str, Any]]:
                  ratio=speed / c.published_tokens_per_s, bound=e.bound, source=c.source)
         )  # fmt: skip
     return rows
+
+
+@functools.cache
+def _checks() -> tuple[tuple[str, str, str, float], ...]:
+    """(task, GPU generation, case, ratio) of every calibrated run and steady-state case."""
+    out = [("pretrain", generation(get_model(r["gpu"])), f"{r['case']} ({r['gpu']}, {r['source']})", r["ratio"])
+           for r in run_rows(calibrated_only=True)]  # fmt: skip
+    out += [(c.task, generation(get_model(c.gpu)), f"{c.label} ({c.gpus} × {c.gpu}, {c.source})", r["ratio"])
+            for c, r in zip([c for c in THROUGHPUT if not c.not_calibrated], throughput_rows(True), strict=True)]  # fmt: skip
+    out += [
+        ("inference", "ampere", f"{r['case']} decode (A100-80GB, {r['source']})", r["ratio"])
+        for r in decode_rows()
+    ]
+    return tuple(out)
+
+
+def checked_against(task: str, gpu_generation: str, most: int = 3) -> list[str]:
+    """The published cases an estimate of ``task`` on a GPU of ``gpu_generation`` rests on: the same task
+    and generation, else the same task; each with its ratio (estimate ÷ published). Empty when none."""
+    cases = [c for c in _checks() if c[0] == task]
+    same = [c for c in cases if c[1] == gpu_generation] or cases
+    return [f"{case}: ×{ratio:.2f}" for _, _, case, ratio in same[:most]]
 
 
 def median_ratio(rows: list[dict[str, Any]]) -> float:

@@ -20,7 +20,8 @@ def test_a_memory_only_estimate_asks_for_the_tokens():
 
 
 # What the views printed before they moved out of planner/commands/, byte for byte; the FLOPs, MFU and
-# hours lines since issue 27 (LoRA at 4·N, GeForce LoRA at 0.8 × the data-centre 0.42).
+# hours lines since issue 27 (LoRA at 4·N, GeForce LoRA at 0.8 × the data-centre 0.42), and the published
+# runs the estimate was checked against.
 ESTIMATE = """\
 Workload: lora of qwen2.5-7b, 7.6B parameters on 2.0B tokens (bf16, seq 2048 × batch 1, gradient checkpointing, LoRA rank 16)
 Architecture: 28 layers, hidden 3584, 28 heads, 4 KV heads of 128, vocabulary 152,064 (from huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json (131072 with YaRN))
@@ -41,7 +42,11 @@ On RTX4090-24GB (24 GB, 165.2 dense TFLOPS):
   GPUs needed       1 (20.7 of 24 GB)
   MFU               0.336 (default for lora on a consumer GPU (0.8 × data-centre Ampere); --mfu to change)
   GPU-hours         329.3
-  Wall-clock hours  329.3 on 1 GPU(s) (13.7 days)"""
+  Wall-clock hours  329.3 on 1 GPU(s) (13.7 days)
+Checked against (estimate ÷ published, docs/calibration.md):
+  Llama 3 8B LoRA (1 × H100-80GB, NeMo AutoModel perf. summary (2025-10), DGX-H100): ×1.07
+  Qwen2.5 7B LoRA (1 × H100-80GB, NeMo AutoModel perf. summary (2025-10), DGX-H100): ×1.11
+  Qwen2.5 32B LoRA (8 × H100-80GB, NeMo AutoModel perf. summary (2025-10), DGX-H100): ×0.63"""
 
 
 ESTIMATE_MEMORY = """\
