@@ -72,7 +72,7 @@ class Workload:
     optimizer_8bit: bool = False
     overhead: float | None = None
     zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
-    cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
+    cpu_offload: bool = False  # gradients and optimizer states in CPU memory (ZeRO-Offload)
     network_gbps: float | None = None  # Gbit/s between machines (planner.workload.communication)
     active_params: float | None = None  # an MoE given by its parameters: those one token computes with
     experts: int | None = None

@@ -115,7 +115,10 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 help="ZeRO stage 0-3: what is split over the GPUs (default 3: weights, gradients and optimizer states).",
             ),
             click.option(
-                "--cpu-offload", is_flag=True, help="Keep the optimizer states in CPU memory (ZeRO-Offload)."
+                "--cpu-offload",
+                is_flag=True,
+                help="ZeRO-Offload: gradients, fp32 master weights and optimizer states in CPU memory; only the "
+                "16-bit weights stay on the GPU.",
             ),
             click.option(
                 "--concurrency",

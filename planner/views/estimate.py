@@ -61,7 +61,9 @@ def memory_notes(e: Estimate) -> list[str]:
     """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
     lines = []
     if e.cpu_offload_gb:
-        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
+        lines.append(
+            f"Gradients and optimizer states in CPU memory (--cpu-offload, ZeRO-Offload): {e.cpu_offload_gb:,.1f} GB"
+        )
     if e.zero_stage != DEFAULT_ZERO_STAGE and e.task != "inference":
         lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
     return lines

@@ -229,7 +229,7 @@ class Estimate:
     lora_rank: int | None = None
     optimizer_8bit: bool = False
     zero_stage: int = DEFAULT_ZERO_STAGE
-    cpu_offload_gb: float = 0.0  # optimizer states held in CPU memory instead (--cpu-offload)
+    cpu_offload_gb: float = 0.0  # optimizer states and gradients held in CPU memory instead (--cpu-offload)
     overhead: float = 0.0  # restarts, evaluation, checkpointing as a share of compute time
     gpu: str | None = None
     gpu_memory_gb: float | None = None
@@ -632,9 +632,12 @@ def estimate(
     )
     offloaded = 0.0
     if cpu_offload:
-        # ZeRO-Offload (Ren et al. 2021): the optimizer states and their update live in CPU memory.
-        offloaded = breakdown["optimizer_states"]
-        breakdown = {**breakdown, "optimizer_states": 0.0}
+        # ZeRO-Offload as DeepSpeed defines it (Ren et al. 2021 §4; DeepSpeed's offload_optimizer): the
+        # 16-bit gradients go to CPU memory as they are made, and the fp32 master weights, Adam states and
+        # the update live there; only the 16-bit weights (and activations) stay on the GPU (issue 27: only the
+        # optimizer states moved before).
+        offloaded = breakdown["optimizer_states"] + breakdown["gradients"]
+        breakdown = {**breakdown, "optimizer_states": 0.0, "gradients": 0.0}
         breakdown["overhead"] = TRAINING_OVERHEAD_FRACTION * sum(
             v for k, v in breakdown.items() if k != "overhead"
         )

@@ -145,7 +145,10 @@ def test_training_options_change_memory_and_gpus():
     eight_bit = estimate(13e9, "full", gpu=A100, optimizer_8bit=True)
     assert eight_bit.breakdown["optimizer_states"] == pytest.approx(13 * 6)
     offload = estimate(13e9, "full", gpu=A100, cpu_offload=True)
-    assert offload.breakdown["optimizer_states"] == 0 and offload.cpu_offload_gb == pytest.approx(13 * 12)
+    # ZeRO-Offload as DeepSpeed defines it (issue 27): gradients (2 bytes) and optimizer states (12) to CPU
+    assert offload.breakdown["optimizer_states"] == 0 == offload.breakdown["gradients"]
+    assert offload.cpu_offload_gb == pytest.approx(13 * 14)
+    assert offload.breakdown["weights"] == pytest.approx(13 * 2)  # only the 16-bit weights stay
     assert offload.gpus_needed < base.gpus_needed
     zero2 = estimate(13e9, "full", gpu=A100, zero_stage=2)  # 26 GB weights on every GPU
     assert zero2.gpus_needed > base.gpus_needed
