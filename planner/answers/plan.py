@@ -77,6 +77,8 @@ class Workload:
     active_params: float | None = None  # an MoE given by its parameters: those one token computes with
     experts: int | None = None
     experts_per_token: int | None = None
+    loss: str | None = None  # fused, chunked or plain (training)
+    pure_bf16: bool = False  # full training without an fp32 master copy
     # Serving (planner.workload.serving): a load kept online instead of a number of tokens.
     concurrency: int | None = None
     requests_per_s: float | None = None
@@ -132,6 +134,8 @@ class Workload:
             active_params=self.active_params,
             experts=self.experts,
             experts_per_token=self.experts_per_token,
+            loss=self.loss,
+            pure_bf16=self.pure_bf16,
         )
 
 

@@ -121,6 +121,17 @@ def workload_options(tokens_required: bool):  # noqa: ANN201 - a decorator
                 "16-bit weights stay on the GPU.",
             ),
             click.option(
+                "--loss",
+                type=click.Choice(["fused", "chunked", "plain"]),
+                help="How the training loss is computed: plain (default, as Hugging Face's Trainer: 14 bytes per "
+                "vocabulary entry and token), chunked (4) or fused (Liger's fused linear cross-entropy: 0).",
+            ),
+            click.option(
+                "--pure-bf16",
+                is_flag=True,
+                help="Full training in bf16 without an fp32 master copy: 8 bytes per parameter instead of 16.",
+            ),
+            click.option(
                 "--concurrency",
                 type=Count("20", whole=True),
                 metavar="N",
@@ -206,6 +217,8 @@ WORKLOAD_KEYS = (
     "zero_stage",
     "cpu_offload",
     "network_gbps",
+    "loss",
+    "pure_bf16",
     *SERVING_KEYS,
 )
 
@@ -230,6 +243,8 @@ def _workload_args(
     zero_stage,
     cpu_offload,
     network_gbps,
+    loss=None,
+    pure_bf16=False,
     concurrency=None,
     requests_per_s=None,
     prompt_tokens=None,
@@ -268,6 +283,8 @@ def _workload_args(
         zero_stage=zero_stage,
         cpu_offload=cpu_offload,
         network_gbps=float(network_gbps) if network_gbps is not None else None,
+        loss=loss,
+        pure_bf16=pure_bf16,
         concurrency=concurrency,
         requests_per_s=float(requests_per_s) if requests_per_s is not None else None,
         prompt_tokens=prompt_tokens,

@@ -38,10 +38,12 @@ from planner.workload.inference import (
 from planner.workload.memory import (
     BYTES_PER_PARAM,
     DEFAULT_BATCH,
+    DEFAULT_LOSS,
     DEFAULT_PRECISION,
     DEFAULT_SEQ_LEN,
     DEFAULT_ZERO_STAGE,
     LORA_RANK,
+    LOSS_BYTES,
     TRAINING_OVERHEAD_FRACTION,
     USABLE_MEMORY_FRACTION,
     ModelShape,
@@ -228,6 +230,8 @@ class Estimate:
     attention_flops_per_token: float | None = None
     lora_rank: int | None = None
     optimizer_8bit: bool = False
+    loss: str | None = None  # how the loss is computed (training): fused, chunked or plain
+    pure_bf16: bool = False  # full training without an fp32 master copy (8 bytes per parameter)
     zero_stage: int = DEFAULT_ZERO_STAGE
     cpu_offload_gb: float = 0.0  # optimizer states and gradients held in CPU memory instead (--cpu-offload)
     overhead: float = 0.0  # restarts, evaluation, checkpointing as a share of compute time
@@ -271,7 +275,7 @@ class Estimate:
         return data
 
 
-def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
+def formulas(task: str, checkpointing: bool | None = None, loss: str | None = None) -> dict[str, str]:
     """The formula behind each number of an estimate for ``task``, in words (sources in planner.workload.memory)."""
     check_task(task)
     if task in ("pretrain", "full"):
@@ -280,12 +284,13 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
         states = "weights = params × bytes per parameter of the precision"
     else:
         states = "frozen base × bytes per parameter + adapters (r·18·h per layer) × 16 bytes"
+    logits = f"{LOSS_BYTES[loss]:g} ({loss} loss)" if loss else "8 (fp32 logits and log-softmax)"
     if task == "inference":
         acts = "in overhead"
     elif checkpointing_for(task, checkpointing):
-        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·8"
+        acts = f"2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·{logits}"
     else:
-        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·8"
+        acts = f"34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·{logits}"
     if task == "inference":
         compute = "(2·N_active + 4·layers·seq·attention width)·D"
         kv = (
@@ -329,7 +334,7 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
 
 def explain(e: Estimate) -> dict[str, str]:
     """Each number of ``e`` as "formula = inputs = result", so every printed figure can be traced."""
-    f = formulas(e.task, e.checkpointing)
+    f = formulas(e.task, e.checkpointing, e.loss)
     s = e.shape
     b = e.breakdown
     if e.model:
@@ -493,6 +498,8 @@ def estimate(
     active_params: float | None = None,
     experts: int | None = None,
     experts_per_token: int | None = None,
+    loss: str | None = None,
+    pure_bf16: bool = False,
 ) -> Estimate:
     """Estimate memory, GPUs and time for ``task`` on a catalog ``model`` or a model of ``params``.
 
@@ -627,9 +634,20 @@ def estimate(
         top_k = experts_per_token or ASSUMED_EXPERTS_PER_TOKEN
     compute_params = active + router_params(shape, experts)
     checkpointing = checkpointing_for(task, checkpointing)
+    if loss is not None:
+        if loss not in LOSS_BYTES:
+            raise UsageError(f"unknown loss {loss!r}", Phrase("{loss} fused, chunked or plain"))
+        if task == "inference":
+            raise UsageError(Phrase("{loss} is a training option"), "drop it for inference")
+    if pure_bf16 and (task not in ("pretrain", "full") or precision != "bf16"):
+        raise UsageError(
+            Phrase("{pure_bf16} is full training in bf16 without an fp32 master copy"),
+            Phrase("use it with {task} full or pretrain and {precision} bf16"),
+        )
     breakdown = memory_breakdown(
-        task, params, precision, seq_len, batch, shape, checkpointing, lora_rank, optimizer_8bit
-    )
+        task, params, precision, seq_len, batch, shape, checkpointing, lora_rank, optimizer_8bit, loss,
+        pure_bf16,
+    )  # fmt: skip
     offloaded = 0.0
     if cpu_offload:
         # ZeRO-Offload as DeepSpeed defines it (Ren et al. 2021 §4; DeepSpeed's offload_optimizer): the
@@ -655,6 +673,8 @@ def estimate(
         attention_flops_per_token=attention,
         lora_rank=(lora_rank or LORA_RANK) if task in ("lora", "qlora") else None,
         optimizer_8bit=optimizer_8bit,
+        loss=loss or (DEFAULT_LOSS if task in ("full", "lora", "qlora") else None),
+        pure_bf16=pure_bf16,
         zero_stage=zero_stage,
         cpu_offload_gb=offloaded,
         overhead=DEFAULT_OVERHEAD[task] if overhead is None else float(overhead),

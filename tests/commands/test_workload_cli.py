@@ -21,11 +21,12 @@ LORA_PARTS = {
     "weights": (7e9 * 2 + ADAPTERS * 2) / 1e9,
     "gradients": ADAPTERS * 2 / 1e9,
     "optimizer_states": ADAPTERS * 12 / 1e9,
-    "activations": (2 * SBH * 33 + 34 * SBH + 32_000 * 2048 * 8) / 1e9,  # fp32 logits + log-softmax
+    # the plain loss (issue 27): bf16 logits 2 + fp32 upcast 4 + log-softmax 4 + its gradient 4 = 14 bytes
+    "activations": (2 * SBH * 33 + 34 * SBH + 32_000 * 2048 * 14) / 1e9,
     "kv_cache": 0.0,
 }
 LORA_PARTS["overhead"] = 0.1 * sum(LORA_PARTS.values())
-LORA_MEMORY_GB = sum(LORA_PARTS.values())  # 17.64
+LORA_MEMORY_GB = sum(LORA_PARTS.values())  # 18.07
 # FLOPs per LoRA-trained token: 4·N (frozen weights get no weight gradients, issue 27) plus PaLM's
 # attention term 12·layers·seq·hidden for that shape.
 FLOPS_PER_TOKEN_7B = 4 * 7e9 + 12 * 33 * 2048 * 4224
@@ -68,7 +69,7 @@ def test_estimate_json_matches_hand_computation(run_cli):
     assert doc["mfu"] == 0.336  # LoRA on a consumer card: 0.8 × the data-centre 0.42 (issue 27)
     assert doc["gpu_hours"] == pytest.approx(FLOPS_PER_TOKEN_7B * 2e9 / (165.2e12 * 0.336 * 3600))  # 314.5
     assert doc["wall_hours"] == pytest.approx(doc["gpu_hours"])
-    assert doc["formulas"]["gpus_needed"] == "ceil(17.6 / (24 × 1)) = 1"
+    assert doc["formulas"]["gpus_needed"] == "ceil(18.1 / (24 × 1)) = 1"
 
 
 def test_estimate_on_k_gpus_and_mfu_override(run_cli):
@@ -108,8 +109,8 @@ def test_estimate_table_csv_and_explain(run_cli):
     args = ("estimate", "--params", "7B", "--tokens", "2B", "--task", "lora", "--gpu", "RTX4090")
     table = ok(run_cli(*args))
     assert "lora of a 7.0B-parameter model" in table and "on 2.0B tokens" in table
-    assert "total               17.6" in table
-    assert "GPUs needed       1 (17.6 of 24 GB)" in table
+    assert "total               18.1" in table
+    assert "GPUs needed       1 (18.1 of 24 GB)" in table
     assert "GPU-hours         314.5" in table
     wall = line_of(table, "Wall-clock hours")
     assert "314.5 on 1 GPU(s)" in wall and "(13.1 days)" in wall
@@ -192,7 +193,7 @@ def test_plan_json_ranks_marks_and_costs(run_cli, tmp_path):
     assert [o["gpu_model"] for o in options] == ["T4-16GB", "A100-80GB", "RTX4090-24GB", "H800-80GB"]
     totals = [o["total_cny"] for o in options]
     assert totals == [
-        600,  # 2 T4s (16 GB < 17.6) for 294 h: one month each
+        600,  # 2 T4s (16 GB < 18.1) for 294 h: one month each
         round(10 * lora_hours(312, 0.42), 2),
         round(5 * lora_hours(165.2, RTX4090_LORA_MFU), 2),
         round(50 * lora_hours(989, H800_LORA_MFU), 2),  # all 8 GPUs of the instance: 400 CNY/h / 8

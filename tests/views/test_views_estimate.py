@@ -31,15 +31,15 @@ memory (all GPUs)     GB
 weights            15.28
 gradients           0.06
 optimizer states    0.35
-activations         3.15
+activations         5.02
 KV cache               -
-overhead            1.88
-total               20.7
+overhead            2.07
+total               22.8
 
 FLOPs: 6.58e+19 ((4·N_active + attention)·D; attention 7% at 2048 tokens)
 
 On RTX4090-24GB (24 GB, 165.2 dense TFLOPS):
-  GPUs needed       1 (20.7 of 24 GB)
+  GPUs needed       1 (22.8 of 24 GB)
   MFU               0.336 (default for lora on a consumer GPU (0.8 × data-centre Ampere); --mfu to change)
   GPU-hours         329.3
   Wall-clock hours  329.3 on 1 GPU(s) (13.7 days)

@@ -21,7 +21,7 @@ def test_a_plan_renders_as_before(engine, tmp_path, monkeypatch):
 # What the views printed before they moved out of planner/commands/, byte for byte; the FLOPs and hours
 # since issue 27 (LoRA at 4·N FLOPs per token, GeForce LoRA at 0.8 × the data-centre MFU).
 PLAN = """\
-Plan: lora of qwen2.5-7b, 7.6B parameters on 1.0B tokens (bf16, seq 2048 × batch 1, gradient checkpointing, LoRA rank 16): 20.7 GB in all, 3.29e+19 FLOPs
+Plan: lora of qwen2.5-7b, 7.6B parameters on 1.0B tokens (bf16, seq 2048 × batch 1, gradient checkpointing, LoRA rank 16): 22.8 GB in all, 3.29e+19 FLOPs
 Prices observed 2026-08-01 to 2026-11-25.
 
 #  gpu           GPUs  instances  link             wall h  provider  region      instance                 billing    total CNY  CNY/GPU-h  30d   observed    age          marks
