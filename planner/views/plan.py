@@ -57,9 +57,11 @@ def render_plan(p: Plan) -> str:
                 ]
             right = (0, 2, 5, 10, 11, 12, 13)
             lines.append(
-                "Ranked by CNY per million generated tokens in this job (total ÷ tokens, whole billing periods "
-                "included); steady state is the paid GPU-hour price × GPU-hours per token, what a server kept "
-                f"busy all period pays. Decode at batch {m.batch}, context {m.seq_len} (raise --batch for a "
+                "Ranked by total CNY, the same order as CNY per million generated tokens in this job (total ÷ "
+                "tokens, whole billing periods included); steady state is the paid GPU-hour price × GPU-hours per "
+                "token, what a server kept busy all period pays, never more than this job's. Each option's hours "
+                "and GPU-hours (GPUs × hours) are `planner estimate --gpus` on the GPUs it rents. "
+                f"Decode at batch {m.batch}, context {m.seq_len} (raise --batch for a "
                 "busier server). Serving GPU counts are what tensor parallelism can split the heads over."
             )
         lines += ["", table(rows, headers, align_right=right)]

@@ -101,3 +101,12 @@ def test_counts_a_user_cannot_mean_are_refused_in_one_line(run_cli, args, limit)
     assert limit in result.output
     assert "Traceback" not in result.output
     assert result.output.startswith("Error: ")
+
+
+def test_plan_output_says_how_it_ranks_and_what_its_hours_are(run_cli, tmp_path):
+    assert run_cli("import", str(write_csv(tmp_path / "p.csv", ROWS))).exit_code == 0
+    text = " ".join(
+        run_cli("plan", "--model", "llama-3-70b", "--task", "inference", "--tokens", "100M").stdout.split()
+    )
+    assert "Ranked by total CNY, the same order as CNY per million generated tokens in this job" in text
+    assert "never more than this job's" in text and "`planner estimate --gpus` on the GPUs it rents" in text

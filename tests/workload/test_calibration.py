@@ -76,3 +76,13 @@ def test_docs_table_is_the_recomputed_one():
     assert updated_doc(doc) == doc, (
         "out of date: python -m planner.workload.calibration --write docs/calibration.md"
     )
+
+
+def test_every_calibration_set_together_within_1_3_at_the_median_and_1_6_at_worst():
+    """Issue 27's bar, across pretraining, fine-tuning (steady state), inference memory and decode speed."""
+    ratios = [r["ratio"] for r in run_rows(calibrated_only=True) + throughput_rows(calibrated_only=True)]
+    ratios += [r["ratio"] for r in memory_rows() + decode_rows()]
+    assert len(ratios) >= 50
+    median = sorted(ratios)[len(ratios) // 2]
+    assert 1 / 1.3 <= median <= 1.3
+    assert all(1 / 1.6 <= r <= 1.6 for r in ratios)
