@@ -20,7 +20,6 @@ from planner.errors import QuantityError, UsageError
 from planner.pricing.cost import (
     MAX_GPUS,
     MAX_HOURS,
-    Job,
     JobCost,
     Offer,
     OfferQuery,
@@ -32,7 +31,7 @@ from planner.pricing.query import models as models_of
 from planner.pricing.rank import LeftOut, rank, rank_costs, stocked_to_top_each
 from planner.pricing.recent import HISTORY_DAYS, recent_prices
 from planner.wording import Phrase
-from planner.workload.estimate import Estimate, NoFp8Error, estimate
+from planner.workload.estimate import Estimate, estimate
 from planner.workload.inference import (
     cny_per_million_tokens,
     job_cny_per_million_tokens,
@@ -40,6 +39,8 @@ from planner.workload.inference import (
     serving_gpus,
 )
 from planner.workload.memory import DEFAULT_ZERO_STAGE, replicated_gb
+from planner.workload.precision import PrecisionError, nearest_precision
+from planner.workload.serving import ServingLoad, ServingSize, size_serving
 
 if TYPE_CHECKING:  # pragma: no cover
     from sqlalchemy.engine import Connection
@@ -48,13 +49,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from planner.config import Config
 
 
+# The shortest deadline a plan takes: providers bill at least an hour and machines take minutes to start,
+# so a deadline under an hour plans tens of thousands of GPUs for seconds of work (issue 25).
+MIN_DEADLINE_HOURS = 1.0
+
+
 @dataclass(frozen=True)
 class Workload:
     """The job ``planner plan`` and ``planner estimate`` describe (see ``planner.workload.estimate.estimate``)."""
 
     params: float | None
     task: str
-    tokens: float
+    tokens: float | None
     precision: str | None = None
     seq_len: int | None = None
     batch: int | None = None
@@ -66,9 +72,45 @@ class Workload:
     optimizer_8bit: bool = False
     overhead: float | None = None
     zero_stage: int | None = None  # ZeRO stage 0-3 (None: estimate's default, 3)
-    cpu_offload: bool = False  # optimizer states in CPU memory (ZeRO-Offload)
+    cpu_offload: bool = False  # gradients and optimizer states in CPU memory (ZeRO-Offload)
+    network_gbps: float | None = None  # Gbit/s between machines (planner.workload.communication)
+    active_params: float | None = None  # an MoE given by its parameters: those one token computes with
+    experts: int | None = None
+    experts_per_token: int | None = None
+    loss: str | None = None  # fused, chunked or plain (training)
+    pure_bf16: bool = False  # full training without an fp32 master copy
+    # Serving (planner.workload.serving): a load kept online instead of a number of tokens.
+    concurrency: int | None = None
+    requests_per_s: float | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    hours_per_day: float | None = None
+    stream_tokens_per_s: float | None = None
 
-    def on(self, gpu: GpuModel | None = None, gpus: int | None = None) -> Estimate:
+    @property
+    def serving(self) -> ServingLoad | None:
+        """The serving load, when the workload is one (a concurrency or a request rate was given)."""
+        if self.concurrency is None and self.requests_per_s is None:
+            return None
+        defaults = ServingLoad.__dataclass_fields__
+        return ServingLoad(
+            self.concurrency,
+            self.requests_per_s,
+            self.prompt_tokens or defaults["prompt_tokens"].default,  # type: ignore[arg-type]
+            self.output_tokens or defaults["output_tokens"].default,  # type: ignore[arg-type]
+            self.hours_per_day or defaults["hours_per_day"].default,  # type: ignore[arg-type]
+            self.stream_tokens_per_s or defaults["stream_tokens_per_s"].default,  # type: ignore[arg-type]
+        )
+
+    def replica(self, gpu: GpuModel, batch: int) -> Estimate:
+        """One serving replica on ``gpu`` holding ``batch`` streams at the load's full context."""
+        load = self.serving
+        assert load is not None
+        return replace(self, seq_len=load.context, batch=batch, tokens=None).on(gpu)
+
+    def on(
+        self, gpu: GpuModel | None = None, gpus: int | None = None, gpus_per_machine: int | None = None
+    ) -> Estimate:
         return estimate(
             self.params,
             self.task,
@@ -87,6 +129,13 @@ class Workload:
             overhead=self.overhead,
             zero_stage=self.zero_stage,
             cpu_offload=self.cpu_offload,
+            gpus_per_machine=gpus_per_machine,
+            network_gbps=self.network_gbps,
+            active_params=self.active_params,
+            experts=self.experts,
+            experts_per_token=self.experts_per_token,
+            loss=self.loss,
+            pure_bf16=self.pure_bf16,
         )
 
 
@@ -113,6 +162,7 @@ class PlanRequest:
         """
         workload = Workload(**{f.name: given[f.name] for f in fields(Workload) if f.name in given})
         workload.on()  # refuse a bad workload first
+        check_serving(workload, given.get("deadline_hours"))
         gpus_max, budget, deadline = given.get("gpus_max"), given.get("budget"), given.get("deadline_hours")
         check_plan_filters(gpus_max, budget, deadline)
         query = OfferQuery.build(
@@ -159,6 +209,7 @@ class PlanOption:
     # steady state (the paid GPU-hour rate, without the unused part of whole periods).
     cny_per_million_tokens_job: float | None = None
     cny_per_million_tokens_steady_state: float | None = None
+    serving: ServingSize | None = None  # a serving plan: replicas, streams, tokens a month
 
     @property
     def link(self) -> tuple[str | None, float | None]:
@@ -174,6 +225,7 @@ class PlanOption:
             "gpus_needed": self.gpus_needed,
             "gpus": self.rental.gpus,
             "gpu_memory_gb": e.gpu_memory_gb,
+            "precision": e.precision,  # the workload's, or the nearest this GPU has (BF16 → FP16 on a V100)
             "peak_tflops": e.peak_tflops,
             "mfu": e.mfu,
             "gpu_hours": e.gpu_hours,
@@ -187,7 +239,20 @@ class PlanOption:
             "pareto": self.pareto,
             "cny_per_million_tokens_job": self.cny_per_million_tokens_job,
             "cny_per_million_tokens_steady_state": self.cny_per_million_tokens_steady_state,
+            "serving": self._serving_dict(),
             "rental": rental_dict(self.rental),
+        }
+
+    def _serving_dict(self) -> dict[str, Any] | None:
+        if self.serving is None:
+            return None
+        monthly = float(self.rental.total_cny)
+        out, every = self.serving.cny_per_million_tokens(monthly)
+        return self.serving.to_dict() | {
+            "gpus_rented": self.rental.gpus,
+            "cny_per_month": round(monthly, 2),
+            "cny_per_million_output_tokens": out,
+            "cny_per_million_tokens": every,
         }
 
 
@@ -277,8 +342,12 @@ def plan(
     that beats the cheapest inside on the total (for inference, the same as this job's CNY per million
     tokens).
     """
-    if workload.tokens is None:
-        raise UsageError("a plan needs the tokens the job processes", Phrase("e.g. {tokens} 2B"))
+    check_serving(workload, deadline_hours)
+    if workload.tokens is None and workload.serving is None:
+        raise UsageError(
+            "a plan needs the tokens the job processes, or a serving load",
+            Phrase("e.g. {tokens} 2B, or {task} inference {concurrency} 20"),
+        )
     memory = workload.on()  # checks the workload
     budget, deadline = check_plan_filters(gpus_max, budget_cny, deadline_hours)
     query = query if query is not None else OfferQuery()
@@ -332,28 +401,41 @@ def _options(
 ) -> list[PlanOption]:
     """Each model's cheapest rental among ``by_model``'s offers, ranked; models left out go to
     ``excluded`` with the reason."""
-    candidates: dict[str, tuple[GpuModel, int, list[Offer], float]] = {}
+    candidates: dict[str, tuple[GpuModel, int, list[JobCost]]] = {}
+    sizes: dict[str, ServingSize] = {}  # serving: each model's replicas and streams
     for model in models:
         if model.name not in by_model:
             continue
-        found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
+        found: tuple[int, list[JobCost]] | str
+        if workload.serving is not None:
+            served = _serve_for(workload, model, by_model[model.name], gpus_max)
+            if not isinstance(served, str):
+                sizes[model.name] = served[2]
+                served = served[:2]  # type: ignore[assignment]
+            found = served  # type: ignore[assignment]
+        else:
+            found = _work_for(workload, model, by_model[model.name], gpus_max, deadline)
         if isinstance(found, str):
             excluded.append(LeftOut(model.name, found))
         else:
-            candidates[model.name] = (model, found[0], found[1], found[2])
+            candidates[model.name] = (model, found[0], found[1])
     # Stock is read for each model's cheapest rentals only, as far as the first that can be rented
     # (one query a round for every model).
-    costed = [
-        rentals(offers, gpu_hours, needed, gpus_max) for _, needed, offers, gpu_hours in candidates.values()
-    ]
+    costed = [costs for _, _, costs in candidates.values()]
     options: list[PlanOption] = []
     stocked = stocked_to_top_each(conn, costed, 1)
-    for (name, (model, needed, _, _)), costs in zip(candidates.items(), stocked, strict=True):
+    for (name, (model, needed, _)), costs in zip(candidates.items(), stocked, strict=True):
         best = rank_costs(costs)[0]
         if budget is not None and best.total_cny > budget:
             excluded.append(LeftOut(name, f"cheapest is {best.total_cny:,.2f} CNY, over the budget"))
+        elif name in sizes:
+            size = sizes[name]
+            out, _ = size.cny_per_million_tokens(float(best.total_cny))
+            options.append(
+                PlanOption(size.replica, best, needed, cny_per_million_tokens_job=out, serving=size)
+            )
         else:
-            on = workload.on(model, best.gpus)
+            on = workload.on(model, best.gpus, _per_machine(best.offer, best.gpus))
             job, steady = per_million_tokens(on, best)
             options.append(
                 PlanOption(
@@ -396,10 +478,11 @@ def check_plan_filters(
         budget = Decimal(str(budget_cny))
         if not budget.is_finite() or budget <= 0:
             raise QuantityError("budget", f"must be a positive amount of CNY, got {budget_cny}", "50000")
-    if deadline_hours is not None and not (0 < deadline_hours <= MAX_HOURS):
+    if deadline_hours is not None and not (MIN_DEADLINE_HOURS <= deadline_hours <= MAX_HOURS):
         raise QuantityError(
             "deadline_hours",
-            f"must be more than 0 and at most {MAX_HOURS:,} (ten years), got {deadline_hours:g}",
+            f"must be from {MIN_DEADLINE_HOURS:g} (a rental's shortest billed hour) to {MAX_HOURS:,} (ten years), "
+            f"got {deadline_hours:g}",
             "72",
         )
     return budget, deadline_hours
@@ -411,12 +494,20 @@ def _work_for(
     offers: list[Offer],
     gpus_max: int | None,
     deadline: float | None,
-) -> tuple[int, list[Offer], float] | str:
-    """(GPUs needed, the offers that can serve the job, its GPU-hours), or why there is none."""
+) -> tuple[int, list[JobCost]] | str:
+    """(GPUs needed, each offer that can serve the job costed on the GPUs it rents), or why there is none.
+
+    One workload computation: each offer rents whole instances, at least ``needed`` GPUs, and its hours
+    are the estimate's wall-clock hours on exactly that count (``Workload.on(model, count)``), so an
+    option's GPU-hours are its GPUs × its hours, as ``planner estimate --gpus`` gives them.
+    """
     try:
         base = workload.on(model)
-    except NoFp8Error:  # FP8 training on an A100, say
-        return "no FP8 tensor cores for FP8 precision"
+    except PrecisionError:  # FP8 on an A100, say: never planned (planner.workload.precision)
+        asked = (workload.precision or "").lower()
+        near = nearest_precision(model, asked, workload.task)
+        what = "FP8 tensor cores" if asked == "fp8" else asked.upper()
+        return f"no {what} for {asked.upper()} precision (the nearest it has: {near})"
     if base.gpu_hours is None:
         return "the catalog has no dense TFLOPS figure for it, so no hours"
     if base.gpus_needed is None:  # a ZeRO stage below 3 keeps more on every GPU than it has
@@ -438,14 +529,92 @@ def _work_for(
         return f"needs {needed:,} GPUs {why}, more than the {MAX_GPUS:,} a plan considers"
     if gpus_max is not None and needed > gpus_max:
         return f"needs {needed} GPUs {why}, more than the {gpus_max} allowed"
-    serving = [o for o in offers if Job.of_work(o, base.gpu_hours, needed, gpus_max) is not None]
-    if not serving:
+    by_count: dict[tuple[int, int], list[Offer]] = {}  # (GPUs, GPUs on each machine) -> offers
+    for offer in offers:
+        if not offer.is_vgpu:
+            per = int(offer.gpus_per_instance)
+            count = math.ceil(needed / per) * per
+            by_count.setdefault((count, _per_machine(offer, count)), []).append(offer)
+    costs: list[JobCost] = []
+    slow: list[tuple[int, float]] = []  # (GPUs, wall hours) of counts that miss the deadline
+    for (count, per_machine), group in sorted(by_count.items()):
+        if (gpus_max is not None and count > gpus_max) or count > MAX_GPUS:
+            continue
+        on = workload.on(model, count, per_machine)
+        if on.wall_hours is None or on.gpu_hours is None:
+            continue
+        if deadline is not None and on.wall_hours > deadline * (1 + 1e-9):
+            slow.append((count, on.wall_hours))
+            continue
+        costs += rentals(group, on.gpu_hours, count, gpus_max)
+    if not costs:
         if all(o.is_vgpu for o in offers):
             return "only vGPU slices are offered"
+        if slow:
+            count, hours = slow[0]
+            return f"takes {hours:,.1f} h on {count} GPUs, over the {deadline:g} h deadline"
         if base.gpu_hours / needed > MAX_HOURS:
             return f"would run more than ten years on {needed} GPUs; a deadline would use more"
         return f"every instance has more GPUs than the {gpus_max} allowed"
-    return needed, serving, base.gpu_hours
+    return needed, costs
+
+
+def _serve_for(
+    workload: Workload, model: GpuModel, offers: list[Offer], gpus_max: int | None
+) -> tuple[int, list[JobCost], ServingSize] | str:
+    """(GPUs needed, each offer costed for a month online on the GPUs it rents, the sizing), or why none."""
+    load = workload.serving
+    assert load is not None
+    try:
+        size = size_serving(lambda batch: workload.replica(model, batch), load, model.name)
+    except PrecisionError:
+        asked = (workload.precision or "").lower()
+        return f"no {asked.upper()} (the nearest it has: {nearest_precision(model, asked, 'inference')})"
+    if isinstance(size, str):
+        return size
+    needed = size.gpus
+    if needed > MAX_GPUS or (gpus_max is not None and needed > gpus_max):
+        return f"needs {needed:,} GPUs to serve the load, more than the {gpus_max or MAX_GPUS:,} allowed"
+    by_count: dict[int, list[Offer]] = {}
+    for offer in offers:
+        if not offer.is_vgpu:
+            per = int(offer.gpus_per_instance)
+            by_count.setdefault(math.ceil(needed / per) * per, []).append(offer)
+    costs: list[JobCost] = []
+    for count, group in sorted(by_count.items()):
+        if gpus_max is None or count <= gpus_max:
+            # A month online on every GPU rented: what the service pays, busy or not.
+            costs += rentals(group, count * load.online_hours_per_month, count, gpus_max)
+    if not costs:
+        return (
+            "only vGPU slices are offered"
+            if all(o.is_vgpu for o in offers)
+            else "no instance fits the limits"
+        )
+    return needed, costs, size
+
+
+def check_serving(workload: Workload, deadline_hours: float | None) -> None:
+    """Refuse a serving load on a task other than inference, with tokens, or with a deadline."""
+    load = workload.serving  # builds and checks the load
+    if load is None:
+        return
+    if workload.task != "inference":
+        raise UsageError(Phrase("a serving load is for {task} inference"), Phrase("use {task} inference"))
+    if workload.tokens is not None:
+        raise UsageError(
+            Phrase("give {tokens} for a job, or a serving load, not both"),
+            "a serving load's tokens follow from it",
+        )
+    if deadline_hours is not None:
+        raise UsageError(Phrase("a service has no deadline"), Phrase("drop {deadline_hours}"))
+
+
+def _per_machine(offer: Offer, gpus: int) -> int:
+    """GPUs on each machine when ``gpus`` of ``offer`` are rented (whole instances; a marketplace's
+    per-GPU listings share machines of up to eight)."""
+    instances = math.ceil(gpus / int(offer.gpus_per_instance))
+    return math.ceil(gpus / offer.machines(instances))
 
 
 def _held_by_none(base: Estimate, model: GpuModel) -> str:

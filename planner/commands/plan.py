@@ -29,14 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @click.command()
-@workload_options(tokens_required=True)
+@workload_options(tokens_required=False)
 @click.option("--gpus-max", type=Count("8", whole=True), metavar="K", help="Use at most K GPUs.")
 @click.option("--budget", type=Count("50K"), metavar="CNY", help="Drop options costing more than this (CNY).")
 @click.option(
     "--deadline-hours",
     type=Count("72"),
     metavar="H",
-    help="Finish within H wall-clock hours (more GPUs if need be).",
+    help="Finish within H wall-clock hours, at least 1 (more GPUs if need be).",
 )
 @gpu_filter_option
 @provider_option
@@ -70,12 +70,22 @@ def plan(
     count holds at a low ZeRO stage is left out, with the reason.
 
     \b
-    For --task inference, options are ranked by CNY per million generated tokens (the GPU-hour price
-    times the GPU-hours a token takes, without whole-period rounding), then by total, and serving GPU
-    counts are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
+    Every option is one workload computation: its hours are the estimate's wall-clock hours on the GPUs
+    it rents (what `planner estimate --gpus K` says) and its GPU-hours are GPUs x hours. Options that can be
+    rented now come first, each part ranked by total CNY. For --task inference that is the same order as "CNY/M tok (this job)" (the
+    total / the tokens, whole billing periods included); "CNY/M tok (steady state)" is the paid
+    GPU-hour price x the GPU-hours per million tokens, never more than this job's. Serving GPU counts
+    are those tensor parallelism can split a model over: 1, 2, 4, 8, then multiples of 8.
+
+    \b
+    Serving: --concurrency N (or --requests-per-s R) instead of --tokens sizes a service kept online
+    --hours-per-day H for N streams of --prompt-tokens P and --output-tokens O at --stream-tokens-per-s
+    S or more each: per GPU model, the replicas and GPUs that hold and keep up with it, and the cheapest
+    month of them online, with CNY per million output tokens at that load; ranked by CNY a month.
 
     \b
     Examples:
+      planner plan --model qwen2.5-72b --task inference --concurrency 20 --hours-per-day 8
       planner plan --model qwen2.5-7b --task inference --tokens 1B
       planner plan --model qwen2.5-7b --task inference --tokens 1B --batch 32
       planner plan --model llama-3.1-8b --tokens 1B --task lora

@@ -11,11 +11,14 @@ from planner import catalog
 from planner.output import table
 from planner.units import format_count
 from planner.views.typed import typed
+from planner.workload.calibration import checked_against
+from planner.workload.estimate import FLOPS_PER_PARAM_TOKEN, generation
 from planner.workload.estimate import explain as explain_lines
 from planner.workload.memory import DEFAULT_ZERO_STAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.workload.estimate import Estimate
+    from planner.workload.serving import ServingSize
 
 
 def workload_line(e: Estimate) -> str:
@@ -58,7 +61,9 @@ def memory_notes(e: Estimate) -> list[str]:
     """What --cpu-offload and a ZeRO stage below 3 did to the memory (estimate and plan say the same)."""
     lines = []
     if e.cpu_offload_gb:
-        lines.append(f"Optimizer states in CPU memory (--cpu-offload): {e.cpu_offload_gb:,.1f} GB")
+        lines.append(
+            f"Gradients and optimizer states in CPU memory (--cpu-offload, ZeRO-Offload): {e.cpu_offload_gb:,.1f} GB"
+        )
     if e.zero_stage != DEFAULT_ZERO_STAGE and e.task != "inference":
         lines.append(f"ZeRO stage {e.zero_stage}: the unsharded model states sit whole on every GPU")
     return lines
@@ -72,7 +77,7 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
     lines.append(table(rows, ["memory (all GPUs)", "GB"], align_right=(1,)))
     lines += memory_notes(e)
     if e.flops is not None:
-        per = "2·N_active" if e.task == "inference" else "6·N_active"
+        per = f"{FLOPS_PER_PARAM_TOKEN[e.task]}·N_active"
         attention = e.attention_flops_per_token or 0.0
         share = attention / e.flops_per_token if e.flops_per_token else 0.0
         lines += [
@@ -110,12 +115,28 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
                 lines.append(
                     f"  Overhead          {e.overhead:.0%} for restarts, evaluation, checkpoints (--overhead)"
                 )
+            if e.link:
+                lines.append(
+                    f"  Links             {e.link} (assumed; step = max(compute, collectives): "
+                    f"{e.comm_slowdown or 1:.2f}x compute)"
+                )
             lines.append(
                 f"  GPU-hours         {e.gpu_hours:,.1f}"
                 + (" (memory-bandwidth bound)" if e.bound == "memory bandwidth" else "")
+                + (" (communication bound)" if e.bound == "communication" else "")
             )
             lines.append(
                 f"  Wall-clock hours  {e.wall_hours:,.1f} on {e.gpus} GPU(s) ({e.wall_hours / 24:,.1f} days)"
+            )
+    if e.gpu_hours is not None and e.gpu is not None:
+        checks = checked_against(e.task, generation(catalog.get_model(e.gpu)))
+        if checks:
+            lines.append("Checked against (estimate ÷ published, docs/calibration.md):")
+            lines += [f"  {c}" for c in checks]
+        else:
+            lines.append(
+                f"Checked against: no published {e.task} run in the calibration set; the default MFU is "
+                "docs/calibration.md's stated figure for the task."
             )
     for note in e.notes:
         lines.append(f"Note: {typed(note)}")
@@ -128,4 +149,28 @@ def render_estimate(e: Estimate, explain: bool = False) -> str:
     if explain:
         lines += ["", "How each number was computed:"]
         lines += [f"  {k}: {v}" for k, v in explain_lines(e).items()]
+    return "\n".join(lines)
+
+
+def render_serving(size: ServingSize) -> str:
+    """A serving estimate: the load, the replicas and GPUs that serve it, and the tokens a month."""
+    e, load = size.replica, size.load
+    output, prompt = load.tokens_per_month()
+    lines = [
+        f"Serving: {workload_line(e).split(' (')[0].replace('inference of ', '')}: {load.describe()}",
+        _shape_line(e),
+        "",
+        f"On {size.gpu}: {size.gpus} GPUs = {size.replicas} replica(s) × {size.gpus_per_replica} "
+        f"({e.memory_gb:,.1f} GB each replica: weights and the KV cache of {size.streams_per_replica} streams "
+        f"at {load.context:,} tokens)",
+        f"  Each stream       {size.stream_tokens_per_s:,.1f} tokens/s (decode at batch {size.streams_per_replica}, "
+        f"{size.prefill_share:.0%} of the time on prompts)",
+        f"  Output            {load.output_tokens_per_s:,.0f} tokens/s while online; {output / 1e6:,.0f}M output and "
+        f"{prompt / 1e6:,.0f}M prompt tokens a month",
+        f"  GPU-hours         {size.gpu_hours_per_month:,.0f} a month ({size.gpus} GPUs × "
+        f"{load.online_hours_per_month:,.0f} h online)",
+    ]
+    for note in e.notes:
+        lines.append(f"Note: {typed(note)}")
+    lines.append("`planner plan` with the same options prices it: CNY a month and per million tokens.")
     return "\n".join(lines)

@@ -24,6 +24,8 @@ from planner.errors import QuantityError, UsageError
 from planner.units import BYTES_PER_GB, MAX_GPUS, format_count
 from planner.wording import Phrase
 from planner.workload.architectures import ModelSpec, get_spec
+from planner.workload.communication import step_time
+from planner.workload.hf_config import looks_like_config, read_config
 from planner.workload.inference import (
     ServingLayout,
     decode_step_seconds,
@@ -36,10 +38,12 @@ from planner.workload.inference import (
 from planner.workload.memory import (
     BYTES_PER_PARAM,
     DEFAULT_BATCH,
+    DEFAULT_LOSS,
     DEFAULT_PRECISION,
     DEFAULT_SEQ_LEN,
     DEFAULT_ZERO_STAGE,
     LORA_RANK,
+    LOSS_BYTES,
     TRAINING_OVERHEAD_FRACTION,
     USABLE_MEMORY_FRACTION,
     ModelShape,
@@ -53,6 +57,7 @@ from planner.workload.memory import (
     memory_breakdown,
     replicated_gb,
 )
+from planner.workload.precision import has_fp8, has_precision, nearest_precision, refuse
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog import GpuModel
@@ -68,6 +73,17 @@ MAX_BATCH = 100_000
 # --- Compute (§2.1) ---
 TRAIN_FLOPS_PER_PARAM_TOKEN = 6  # C ≈ 6·N·D (Kaplan; Chinchilla); MFU is defined on this count (PaLM)
 INFERENCE_FLOPS_PER_PARAM_TOKEN = 2  # ≈ 2·N per generated token
+# LoRA and QLoRA train adapters on frozen weights: the forward pass (2·N) and the gradients with respect
+# to the activations (2·N) are computed, the weight gradients (2·N) are not (Hu et al. 2021 §4; NeMo
+# AutoModel counts its LoRA "model TFLOPs" this way). The adapters themselves add ~0.1-1% and are left out.
+ADAPTER_FLOPS_PER_PARAM_TOKEN = 4
+FLOPS_PER_PARAM_TOKEN: dict[str, int] = {
+    "pretrain": TRAIN_FLOPS_PER_PARAM_TOKEN,
+    "full": TRAIN_FLOPS_PER_PARAM_TOKEN,
+    "lora": ADAPTER_FLOPS_PER_PARAM_TOKEN,
+    "qlora": ADAPTER_FLOPS_PER_PARAM_TOKEN,
+    "inference": INFERENCE_FLOPS_PER_PARAM_TOKEN,
+}
 # Attention scores and values grow with the context: PaLM (Chowdhery et al. 2022, App. B) counts
 # 6·N + 12·L·H·Q·T FLOPs per trained token (L layers, H·Q attention width, T sequence length), the
 # convention its MFU is defined on; Megatron's 72·B·s·l·h²·(s/6h) term is the same. The forward pass
@@ -88,18 +104,22 @@ PRETRAIN_MFU_ANCHORS: dict[str, tuple[tuple[float, float], ...]] = {
     # StarCoder 0.33, BLOOM-176B 0.33, Pythia 0.28-0.38, TinyLlama 0.60 (hours-implied, overhead
     # included): 0.46 before the 10% overhead is the middle.
     "ampere": ((1e9, 0.46),),
-    # H100/H800 lose most on small models (3x A100's compute, 1.6x its bandwidth). Llama 3/3.1 8B imply
-    # 0.19-0.22, the 70B models 0.32-0.35 (DeepSeek 67B 0.45), Llama 3.1 405B 0.41 (overhead included).
-    # The 20B anchor is set by the DeepSeek-V2/V3 runs (21B/37B active, with the MoE factor); there is no
-    # dense Hopper run between 8B and 67B. Below 8B the only published runs (Llama 3.2 1B/3B) include
-    # distillation from larger models, so the floor is not fitted to them: 0.15 is the least that keeps
-    # an H100 as fast per token as an A100 (0.46 × 312 / 989 TFLOPS = 0.145), which a GPU with 3x the
-    # compute and 1.6x the bandwidth is.
-    "hopper": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
-    # Assumptions, no published run: B200 has Hopper's compute-to-bandwidth ratio (281 vs 295 FLOP/B);
-    # Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4: Megatron-LM (Shoeybi et al. 2019)
-    # sustained 30% of V100 peak on one GPU and 77% scaling efficiency, about 0.25.
-    "blackwell": ((1e9, 0.15), (8e9, 0.21), (20e9, 0.34), (70e9, 0.36), (405e9, 0.41)),
+    # H100/H800/H200: steady-state throughput, not model-card hours (issue 27). Megatron's published
+    # H100 tables hold about 0.37-0.40 of the FP8 peak at every scale: NeMo 24.07 (DGX-H100, FP8) GPT3-5B
+    # 770, Llama 2 7B 767, 13B 760, 70B 763 model TFLOP/s per GPU; Megatron-Bridge 25.09/25.11 Llama 3 8B
+    # 725-744, 70B 719-728, 405B 737-763. At FP8_MFU_FACTOR's 1.4x FP8 gain that is 0.52-0.55 of the BF16
+    # peak; NeMo AutoModel (PyTorch FSDP, BF16, H100) LoRA of Llama 3 8B and Qwen2.5 7B on one GPU ran at
+    # 0.49-0.51 of peak on the 4·N count. So 0.50 from 5B to 70B. At 405B, BF16 on 8-16K H100s held 0.38-0.43
+    # (Llama 3 paper, Table 4): 0.41. Below 5B no table: 0.40 at 1B (assumption: smaller GEMMs).
+    # The Llama 3/3.1 8B model-card hours imply 0.21: they include far more than steady-state training
+    # (shown, not calibrated on; docs/calibration.md); restarts and lost time are --overhead's.
+    "hopper": ((1e9, 0.40), (5e9, 0.50), (70e9, 0.50), (405e9, 0.41)),
+    # B200: Megatron-Bridge 25.11 DGX-B200 Llama 3 8B FP8 1,576 model TFLOP/s = 0.35 of its 4,500 FP8
+    # peak, Hopper's share (0.38): Hopper's curve.
+    "blackwell": ((1e9, 0.40), (5e9, 0.50), (70e9, 0.50), (405e9, 0.41)),
+    # Assumptions, no published run: Ada data-centre cards (L40S, L20, L4) have no NVLink; V100/T4:
+    # Megatron-LM (Shoeybi et al. 2019) sustained 30% of V100 peak on one GPU and 77% scaling
+    # efficiency, about 0.25.
     "ada": ((1e9, 0.35),),
     "volta": ((1e9, 0.25),),
 }
@@ -128,32 +148,41 @@ GENERATIONS: dict[str, tuple[str, ...]] = {
 TASK_MFU: dict[tuple[str, str], float] = {
     ("pretrain", "consumer"): 0.30,  # assumption: PCIe-only scaling, below data-centre
     ("full", "datacenter"): 0.35,  # low end of §2.1's 0.35-0.45: smaller scale, less tuned than pretraining
-    # A measured QLoRA run of a 7B model on one A100 (issue 15) ran 1.78x faster than 0.20 predicts,
-    # i.e. at 0.36 on the 6·N·D count; LoRA skips the 4-bit dequantisation, so it is set a little higher.
-    ("lora", "datacenter"): 0.40,
-    ("qlora", "datacenter"): 0.35,
+    # LoRA on the 4·N count (ADAPTER_FLOPS_PER_PARAM_TOKEN): NeMo AutoModel's LoRA of Llama 3 8B and
+    # Qwen2.5 7B on one H100 ran at 0.49-0.51 of peak; over Hopper's pretraining curve at 8B (0.50/0.46
+    # of Ampere's) that is 0.45-0.47 on Ampere: 0.42, the lower end (their runs are tuned, packed, no padding).
+    ("lora", "datacenter"): 0.42,
+    # A measured QLoRA run of a 7B model on one A100 (issue 15) ran at 0.36 of peak on the 6·N count,
+    # 0.24 on the 4·N count: the 4-bit weights are dequantised for every multiply.
+    ("qlora", "datacenter"): 0.24,
     ("inference", "datacenter"): 0.30,  # assumption: prefill and large-batch decode; small batches are
     # bandwidth-bound (planner.workload.inference)
-    # Consumer (GeForce) cards: no NVLink, small batches: §2.1 suggests 0.05-0.15 for LoRA.
-    ("full", "consumer"): 0.15,  # top of §2.1's consumer range
-    ("lora", "consumer"): 0.10,  # middle of §2.1's 0.05-0.15
-    ("qlora", "consumer"): 0.08,  # assumption: below LoRA for dequantisation
     ("inference", "consumer"): 0.20,  # assumption
 }
-# MoE training: DeepSeek-V2 (MoE, 21B active) took 172.8K H800 hours per trillion tokens where the dense
-# DeepSeek 67B took 300.6K (DeepSeek-V2 paper §4): with attention counted that is 0.30 against 0.41 of
-# peak, 0.74x (all-to-all between expert-parallel GPUs and small expert GEMMs).
-MOE_MFU_FACTOR = 0.75
+# GeForce cards fine-tuning on one card: the data-centre figure × this (assumption, no published run:
+# no communication on one card, smaller micro-batches in 24-32 GB). The old 0.15/0.10/0.08 had no source
+# and made a 7B LoRA on a 4090 cost 7.6x an A100's GPU-hours; now 2.4x (312 × 0.42 / (165 × 0.34)).
+# Across several GeForce cards the PCIe link is counted by planner.workload.communication.
+CONSUMER_FINE_TUNING_FACTOR = 0.8
+# MoE training by granularity (issue 27: one flat factor made fine-grained MoE too cheap). Per token and
+# layer, expert parallelism moves top_k copies of the hidden state (all-to-all dispatch and combine) and
+# runs top_k small expert GEMMs, against a compute of active parameters / layers: the MFU is divided by
+# 1 + MOE_GRANULARITY_COST × top_k × hidden × layers / active parameters. The constant is fitted on
+# DeepSeek-V2 (160 experts, top-6, 21B active) against the dense DeepSeek 67B on the same H800 cluster
+# (DeepSeek-V2 paper §4: 172.8K against 300.6K H800 hours per trillion tokens, 0.74x with attention
+# counted). It gives Mixtral 8x7B (top-2 of 8) 0.93, DeepSeek-V3 0.74, Qwen3-30B-A3B (top-8 of 128,
+# 3.3B active) 0.52; NeMo AutoModel's BF16 H100 tables measure Qwen3-30B-A3B at 277 model TFLOP/s, 0.56
+# of its dense 0.50 (docs/calibration.md).
+MOE_GRANULARITY_COST = 3800.0
 # FP8 training runs at the FP8 peak (2x BF16 on Hopper, Ada and Blackwell) with this share of the BF16
-# MFU: only the GEMMs speed up. DeepSeek-V3 (FP8) came out 1.46x faster per active-parameter FLOP than
-# DeepSeek-V2 (BF16) on the same H800s; NVIDIA quotes 1.3-1.5x for Transformer Engine: 1.4x, i.e. 0.7.
-FP8_MFU_FACTOR = 0.7
-# GPU families with FP8 tensor cores (gpu_specs.csv fp8_dense_tflops; 2x the dense BF16 figure on every
-# one of them, GeForce included with FP32 accumulate).
-FP8_FAMILIES = frozenset(
-    {"H100", "H800", "H20", "H200", "B200", "L40S", "L40", "L20", "L4", "RTX4090", "RTX4090D",
-     "RTX6000ADA", "RTX5090", "RTX5090D", "RTXPRO6000", "RTXPRO6000D"}
-)  # fmt: skip
+# MFU: only the GEMMs speed up. Measured, not assumed: NVIDIA's H100 FP8 tables hold 0.37-0.39 of the FP8
+# peak from 5B to 405B (NeMo 24.07: 755-802 model TFLOP/s; Megatron-Bridge 25.11: 719-744), 0.75 of the
+# BF16 steady state of 0.50 (a 1.5x gain); DeepSeek-V3 (FP8) ran 1.46x faster per active-parameter FLOP
+# than DeepSeek-V2 (BF16) on the same H800s; Megatron-Bridge's DeepSeek-V3 on GB200 gained 1.28x
+# (782 → 1,003 model TFLOP/s), on GB300 1.13x. 0.75, i.e. 1.5x.
+FP8_MFU_FACTOR = 0.75
+# FP8 peak = 2x the dense BF16 figure on every GPU with FP8 (gpu_specs.csv fp8_dense_tflops; GeForce
+# included with FP32 accumulate). Which GPUs have FP8: planner.workload.precision.
 FP8_PEAK_RATIO = 2.0
 # Restarts, evaluation and checkpointing, as a share of the compute time. Published pretraining hours
 # include them; Llama 3 (Dubey et al. 2024 §3.3.4) reports more than 90% effective training time over
@@ -166,10 +195,13 @@ DEFAULT_OVERHEAD: dict[str, float] = {
     "inference": 0.0,
 }
 MAX_OVERHEAD = 10.0  # --overhead 10 = 11x the compute time: beyond that it is a typo
-
-
-class NoFp8Error(UsageError):
-    """FP8 training asked of a GPU without FP8 tensor cores (``plan`` leaves such GPUs out)."""
+# Fine-tuning steps wait for their collectives over the rental's links (planner.workload.communication);
+# pretraining's calibrated utilisation already holds its cluster's communication.
+COMMUNICATING_TASKS = ("full", "lora", "qlora")
+# An MoE given by --params/--active-params without --experts-per-token: 8, the routed experts per token
+# of DeepSeek-V3, Qwen3-MoE and Kimi-K2 (their config.json files), the common fine-grained choice.
+ASSUMED_EXPERTS_PER_TOKEN = 8
+MAX_NETWORK_GBPS = 10_000.0  # 10 Tbit/s per machine: beyond any cluster fabric
 
 
 @dataclass(frozen=True)
@@ -191,12 +223,17 @@ class Estimate:
     model: str | None = None  # catalog name, or None when the shape was derived from --params
     model_source: str | None = None
     experts: int | None = None
-    flops_per_token: float | None = None  # 6·N_active + attention (training), 2·N_active + attention
+    experts_per_token: int | None = None  # routed experts each token uses (MoE)
+    flops_per_token: float | None = (
+        None  # 6·N_active (LoRA 4·N_active) + attention (training), 2·N_active + attention
+    )
     attention_flops_per_token: float | None = None
     lora_rank: int | None = None
     optimizer_8bit: bool = False
+    loss: str | None = None  # how the loss is computed (training): fused, chunked or plain
+    pure_bf16: bool = False  # full training without an fp32 master copy (8 bytes per parameter)
     zero_stage: int = DEFAULT_ZERO_STAGE
-    cpu_offload_gb: float = 0.0  # optimizer states held in CPU memory instead (--cpu-offload)
+    cpu_offload_gb: float = 0.0  # optimizer states and gradients held in CPU memory instead (--cpu-offload)
     overhead: float = 0.0  # restarts, evaluation, checkpointing as a share of compute time
     gpu: str | None = None
     gpu_memory_gb: float | None = None
@@ -213,7 +250,13 @@ class Estimate:
     mfu_source: str | None = None  # "given" or how the default was chosen
     gpu_hours: float | None = None
     wall_hours: float | None = None
-    bound: str | None = None  # "compute" or "memory bandwidth" (inference decode)
+    bound: str | None = (
+        None  # "compute", "communication" (fine-tuning) or "memory bandwidth"/"latency" (decode)
+    )
+    gpus_per_machine: int | None = None  # GPUs each machine holds (default: up to 8)
+    network_gbps: float | None = None  # Gbit/s between machines (default communication.DEFAULT_NETWORK_GBPS)
+    link: str | None = None  # the links a fine-tuning step's collectives run over
+    comm_slowdown: float | None = None  # step time over compute time (1 = communication hidden)
     tokens_per_gpu_s: float | None = None  # inference: generated tokens per second per GPU
     prefill_tokens_per_gpu_s: float | None = None  # inference: prompt tokens per second per GPU
     assumed: tuple[str, ...] = field(default_factory=tuple)  # what a bare parameter count made us assume
@@ -221,7 +264,7 @@ class Estimate:
 
     @property
     def is_moe(self) -> bool:
-        return bool(self.experts)
+        return bool(self.experts) or self.active_params < self.params
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields plus ``formulas``: each number with its formula and inputs (``explain``)."""
@@ -232,7 +275,7 @@ class Estimate:
         return data
 
 
-def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
+def formulas(task: str, checkpointing: bool | None = None, loss: str | None = None) -> dict[str, str]:
     """The formula behind each number of an estimate for ``task``, in words (sources in planner.workload.memory)."""
     check_task(task)
     if task in ("pretrain", "full"):
@@ -241,19 +284,21 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
         states = "weights = params × bytes per parameter of the precision"
     else:
         states = "frozen base × bytes per parameter + adapters (r·18·h per layer) × 16 bytes"
+    logits = f"{LOSS_BYTES[loss]:g} ({loss} loss)" if loss else "8 (fp32 logits and log-softmax)"
     if task == "inference":
         acts = "in overhead"
     elif checkpointing_for(task, checkpointing):
-        acts = "2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·8"
+        acts = f"2·seq·batch·hidden·layers + 34·seq·batch·hidden (checkpointing) + vocab·seq·batch·{logits}"
     else:
-        acts = "34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·8"
+        acts = f"34·seq·batch·hidden·layers (selective recomputation) + vocab·seq·batch·{logits}"
     if task == "inference":
         compute = "(2·N_active + 4·layers·seq·attention width)·D"
         kv = (
             "2·layers·kv_heads·head_dim·seq·batch·2 bytes (MLA: layers·(kv_lora_rank + rope dim)·seq·batch·2)"
         )
     else:
-        compute = "(6·N_active + 12·layers·seq·attention width)·D"
+        per = FLOPS_PER_PARAM_TOKEN[task]
+        compute = f"({per}·N_active + 12·layers·seq·attention width)·D"
         kv = "none"
     return {
         "model_states": states,
@@ -276,12 +321,20 @@ def formulas(task: str, checkpointing: bool | None = None) -> dict[str, str]:
             else ""
         ),
         "wall_hours": "gpu_hours / gpus",
+        **(
+            {
+                "communication": "fine-tuning on several GPUs: × max(1, collectives ÷ compute) per step "
+                "(planner.workload.communication)"
+            }
+            if task in COMMUNICATING_TASKS
+            else {}
+        ),
     }
 
 
 def explain(e: Estimate) -> dict[str, str]:
     """Each number of ``e`` as "formula = inputs = result", so every printed figure can be traced."""
-    f = formulas(e.task, e.checkpointing)
+    f = formulas(e.task, e.checkpointing, e.loss)
     s = e.shape
     b = e.breakdown
     if e.model:
@@ -306,7 +359,7 @@ def explain(e: Estimate) -> dict[str, str]:
             if layout.gpus != held or layout.pipeline_stages > 1:
                 out["gpus_needed"] += f" → {e.gpus_needed} ({layout.describe()})"
     if e.flops is not None and e.tokens is not None and e.flops_per_token is not None:
-        per = 2 if e.task == "inference" else 6
+        per = FLOPS_PER_PARAM_TOKEN[e.task]
         out["flops"] = (
             f"{f['flops']} = ({per} × {e.active_params:.3g} + {e.attention_flops_per_token:.3g}) "
             f"× {e.tokens:.3g} = {e.flops:.3g}"
@@ -352,13 +405,17 @@ def pretrain_mfu(gen: str, active_params: float) -> float:
     return anchors[-1][1]
 
 
-def has_fp8(gpu: GpuModel) -> bool:
-    """Whether the GPU has FP8 tensor cores (Hopper, Ada, Blackwell)."""
-    return gpu.family.upper().replace(" ", "") in FP8_FAMILIES
+def moe_mfu_factor(hidden: int, layers: int, active_params: float, experts_per_token: int | None) -> float:
+    """MoE training MFU over a dense model's at the same active parameters (MOE_GRANULARITY_COST): 1 for
+    dense models, lower the more hidden states each token sends to experts per parameter it computes."""
+    if not experts_per_token:
+        return 1.0
+    granularity = experts_per_token * hidden * layers / active_params
+    return 1.0 / (1.0 + MOE_GRANULARITY_COST * granularity)
 
 
 def default_mfu_and_source(
-    task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False, precision: str = "bf16"
+    task: str, gpu: GpuModel, active_params: float = 7e9, moe_factor: float = 1.0, precision: str = "bf16"
 ) -> tuple[float, str]:
     """The default MFU and a few words on how it was chosen (generation, scale, task, MoE, FP8)."""
     check_task(task)
@@ -375,25 +432,28 @@ def default_mfu_and_source(
     elif cls == "datacenter":
         ratio = pretrain_mfu(gen, active_params) / pretrain_mfu("ampere", active_params)
         mfu, how = TASK_MFU[(task, cls)] * ratio, f"{task} on {gen} data-centre GPUs at {scale}"
-    else:
+    elif task == "pretrain":
         mfu, how = TASK_MFU[(task, cls)], f"{task} on consumer GPUs"
-    if moe and task != "inference":
-        mfu, how = mfu * MOE_MFU_FACTOR, how + f", × {MOE_MFU_FACTOR} for MoE"
+    else:
+        mfu = TASK_MFU[(task, "datacenter")] * CONSUMER_FINE_TUNING_FACTOR
+        how = f"{task} on a consumer GPU ({CONSUMER_FINE_TUNING_FACTOR} × data-centre Ampere)"
+    if moe_factor != 1.0 and task != "inference":
+        mfu, how = mfu * moe_factor, how + f", × {moe_factor:.2f} for MoE granularity"
     if precision == "fp8" and task != "inference":
         mfu, how = mfu * FP8_MFU_FACTOR, how + f", × {FP8_MFU_FACTOR} at the FP8 peak"
     return round(mfu, 4), "default for " + how
 
 
-def default_mfu(task: str, gpu: GpuModel, active_params: float = 7e9, moe: bool = False) -> float:
+def default_mfu(task: str, gpu: GpuModel, active_params: float = 7e9, moe_factor: float = 1.0) -> float:
     """The default MFU for a task on this GPU (see default_mfu_and_source)."""
-    return default_mfu_and_source(task, gpu, active_params, moe)[0]
+    return default_mfu_and_source(task, gpu, active_params, moe_factor)[0]
 
 
 def job_flops(task: str, params: float, tokens: float) -> float:
-    """C ≈ 6·N·D for training, 2·N·D for inference (D = tokens processed or generated), §2.1; without
+    """C ≈ 6·N·D for training (4·N·D for LoRA/QLoRA), 2·N·D for inference (D = tokens processed or generated), §2.1; without
     the attention term (``attention_flops_per_token``)."""
     check_task(task)
-    per = INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
+    per = FLOPS_PER_PARAM_TOKEN[task]
     return per * params * tokens
 
 
@@ -433,6 +493,13 @@ def estimate(
     zero_stage: int | None = None,
     cpu_offload: bool = False,
     overhead: float | None = None,
+    gpus_per_machine: int | None = None,
+    network_gbps: float | None = None,
+    active_params: float | None = None,
+    experts: int | None = None,
+    experts_per_token: int | None = None,
+    loss: str | None = None,
+    pure_bf16: bool = False,
 ) -> Estimate:
     """Estimate memory, GPUs and time for ``task`` on a catalog ``model`` or a model of ``params``.
 
@@ -443,6 +510,8 @@ def estimate(
     fewest that hold the memory. ``shape`` overrides the shape; ``checkpointing`` the task's default
     activation strategy (see planner.workload.memory). ``zero_stage`` (default 3) and ``cpu_offload`` change
     what each GPU must hold; ``overhead`` the restarts-and-evaluation share (DEFAULT_OVERHEAD).
+    ``gpus_per_machine`` and ``network_gbps`` (Gbit/s per machine) say how the GPUs are linked, for the
+    communication of a fine-tuning step (planner.workload.communication).
     """
     check_task(task)
     spec = _spec(model)
@@ -457,10 +526,31 @@ def estimate(
         )
     if spec is not None:
         params = spec.total_params
+        if active_params is not None or experts is not None or experts_per_token is not None:
+            raise UsageError(
+                Phrase("{model} {name} knows its active parameters and experts", name=spec.name),
+                Phrase("drop {active_params}, {experts} and {experts_per_token}"),
+            )
     assert params is not None
     _check_range(params, "params", MIN_PARAMS, MAX_PARAMS, "7B or 6.7e9")
-    precision = (precision or DEFAULT_PRECISION[task]).lower()
+    if active_params is not None:
+        _check_range(active_params, "active_params", MIN_PARAMS, params, "37B (at most the total)")
+    if experts is not None:
+        _check_range(check_int(experts, "experts"), "experts", 2, 4096, "256")
+    if experts_per_token is not None:
+        _check_range(
+            check_int(experts_per_token, "experts_per_token"), "experts_per_token", 1, experts or 4096, "8"
+        )
+    substituted = None  # (default, what the GPU runs instead) when the GPU lacks the task's default
+    if precision is None:
+        precision = DEFAULT_PRECISION[task]
+        if gpu is not None and not has_precision(gpu, precision):
+            substituted = (precision, nearest_precision(gpu, precision, task))
+            precision = substituted[1]
+    precision = precision.lower()
     check_task_precision(task, precision)
+    if gpu is not None and not has_precision(gpu, precision):
+        raise refuse(gpu, precision, task)
     seq_len = DEFAULT_SEQ_LEN if seq_len is None else check_int(seq_len, "seq_len")
     batch = DEFAULT_BATCH if batch is None else check_int(batch, "batch")
     _check_range(seq_len, "seq_len", 1, MAX_SEQ_LEN, "4096")
@@ -470,6 +560,10 @@ def estimate(
     if gpus is not None:
         check_int(gpus, "gpus")
         _check_range(gpus, "gpus", 1, MAX_GPUS, "8")
+    if gpus_per_machine is not None:
+        _check_range(check_int(gpus_per_machine, "gpus_per_machine"), "gpus_per_machine", 1, 64, "8")
+    if network_gbps is not None:
+        _check_range(network_gbps, "network_gbps", 1, MAX_NETWORK_GBPS, "25")
     if mfu is not None and not (isinstance(mfu, int | float) and 0 < mfu <= 1):
         raise QuantityError("mfu", f"must be in (0, 1], got {mfu}", "0.4")
     if overhead is not None and not (isinstance(overhead, int | float) and 0 <= overhead <= MAX_OVERHEAD):
@@ -490,13 +584,37 @@ def estimate(
     assumed: list[str] = []
     if shape is None and spec is not None:
         shape = spec.shape
-    if shape is None:
+    moe_given = spec is None and active_params is not None and active_params < params
+    if spec is None and (experts is not None or experts_per_token is not None) and not moe_given:
+        raise UsageError(
+            Phrase("{experts} and {experts_per_token} describe an MoE: give {active_params} too"),
+            Phrase("e.g. {params} 671B {active_params} 37B {experts} 256 {experts_per_token} 8"),
+        )
+    if shape is None and moe_given:
+        assert active_params is not None
+        shape = default_shape(active_params, kv_heads)
+        assumed.append(
+            Phrase(
+                "an MoE of {n} parameters, {a} active per token, {k} experts a token"
+                + ("" if experts_per_token else " (assumed: the common fine-grained choice)")
+                + "; attention and layers shaped as a dense model of the active parameters (N ≈ 12·layers·hidden², "
+                "hidden/layers = 128): {layers} layers, hidden {hidden}, {kv} KV heads of 128",
+                n=format_count(params),
+                a=format_count(active_params),
+                k=experts_per_token or ASSUMED_EXPERTS_PER_TOKEN,
+                layers=shape.layers,
+                hidden=shape.hidden,
+                kv=shape.kv_heads,
+            )
+        )
+    elif shape is None:
         shape = default_shape(params, kv_heads)
         assumed.append(
             Phrase(
                 "a dense model (not MoE) of {n} parameters shaped by N ≈ 12·layers·hidden² with hidden/layers "
                 "= 128: {layers} layers, hidden {hidden}, {kv} KV heads of 128 ("
-                + ("{kv_heads})" if kv_heads else "one per attention head, MHA)"),
+                + ("{kv_heads})" if kv_heads else "one per attention head, MHA)")
+                + "; for an MoE give {active_params}",
                 n=format_count(params),
                 layers=shape.layers,
                 hidden=shape.hidden,
@@ -507,25 +625,42 @@ def estimate(
         if not 1 <= kv_heads <= shape.heads:
             raise QuantityError("kv_heads", f"must be from 1 to {shape.heads}, got {kv_heads}", "8")
         shape = replace(shape, kv_heads=kv_heads, kv_lora_rank=None, qk_rope_head_dim=0)
-    active = spec.active_params if spec is not None else params
-    experts = spec.experts if spec is not None else None
+    active = spec.active_params if spec is not None else (active_params if moe_given else params)
+    assert active is not None
+    top_k = spec.experts_per_token if spec is not None else None
+    if spec is not None:
+        experts = spec.experts
+    elif moe_given:
+        top_k = experts_per_token or ASSUMED_EXPERTS_PER_TOKEN
     compute_params = active + router_params(shape, experts)
     checkpointing = checkpointing_for(task, checkpointing)
+    if loss is not None:
+        if loss not in LOSS_BYTES:
+            raise UsageError(f"unknown loss {loss!r}", Phrase("{loss} fused, chunked or plain"))
+        if task == "inference":
+            raise UsageError(Phrase("{loss} is a training option"), "drop it for inference")
+    if pure_bf16 and (task not in ("pretrain", "full") or precision != "bf16"):
+        raise UsageError(
+            Phrase("{pure_bf16} is full training in bf16 without an fp32 master copy"),
+            Phrase("use it with {task} full or pretrain and {precision} bf16"),
+        )
     breakdown = memory_breakdown(
-        task, params, precision, seq_len, batch, shape, checkpointing, lora_rank, optimizer_8bit
-    )
+        task, params, precision, seq_len, batch, shape, checkpointing, lora_rank, optimizer_8bit, loss,
+        pure_bf16,
+    )  # fmt: skip
     offloaded = 0.0
     if cpu_offload:
-        # ZeRO-Offload (Ren et al. 2021): the optimizer states and their update live in CPU memory.
-        offloaded = breakdown["optimizer_states"]
-        breakdown = {**breakdown, "optimizer_states": 0.0}
+        # ZeRO-Offload as DeepSpeed defines it (Ren et al. 2021 §4; DeepSpeed's offload_optimizer): the
+        # 16-bit gradients go to CPU memory as they are made, and the fp32 master weights, Adam states and
+        # the update live there; only the 16-bit weights (and activations) stay on the GPU (issue 27: only the
+        # optimizer states moved before).
+        offloaded = breakdown["optimizer_states"] + breakdown["gradients"]
+        breakdown = {**breakdown, "optimizer_states": 0.0, "gradients": 0.0}
         breakdown["overhead"] = TRAINING_OVERHEAD_FRACTION * sum(
             v for k, v in breakdown.items() if k != "overhead"
         )
     memory_gb = sum(breakdown.values())
-    per_token = (
-        INFERENCE_FLOPS_PER_PARAM_TOKEN if task == "inference" else TRAIN_FLOPS_PER_PARAM_TOKEN
-    ) * compute_params
+    per_token = FLOPS_PER_PARAM_TOKEN[task] * compute_params
     attention = attention_flops_per_token(task, shape, seq_len)
     result = Estimate(
         task, params, tokens, precision, seq_len, batch, checkpointing, shape, memory_gb, breakdown,
@@ -533,17 +668,26 @@ def estimate(
         model=spec.name if spec else None,
         model_source=spec.source if spec else None,
         experts=experts,
+        experts_per_token=top_k,
         flops_per_token=per_token + attention,
         attention_flops_per_token=attention,
         lora_rank=(lora_rank or LORA_RANK) if task in ("lora", "qlora") else None,
         optimizer_8bit=optimizer_8bit,
+        loss=loss or (DEFAULT_LOSS if task in ("full", "lora", "qlora") else None),
+        pure_bf16=pure_bf16,
         zero_stage=zero_stage,
         cpu_offload_gb=offloaded,
         overhead=DEFAULT_OVERHEAD[task] if overhead is None else float(overhead),
+        gpus_per_machine=gpus_per_machine,
+        network_gbps=float(network_gbps) if network_gbps is not None else None,
         assumed=tuple(assumed),
     )  # fmt: skip
     flops = (per_token + attention) * tokens if tokens is not None else None
     notes = _workload_notes(result, spec)
+    if substituted is not None and gpu is not None:
+        notes += (
+            f"{gpu.name} has no {substituted[0].upper()}: it runs {substituted[1].upper()} (the same memory)",
+        )
     if gpu is None:
         return replace(
             result, flops=flops, mfu=mfu, mfu_source="given" if mfu is not None else None, notes=notes
@@ -554,6 +698,8 @@ def estimate(
 def _spec(model: str | ModelSpec | None) -> ModelSpec | None:
     if model is None or isinstance(model, ModelSpec):
         return model
+    if looks_like_config(model):
+        return read_config(model)
     return get_spec(model)
 
 
@@ -597,6 +743,15 @@ def _on_gpu(
         _serving_notes(result, raw, layout, notes)
         if gpus is not None:
             layout = layout_for_count(gpus, *_heads(result))
+            if layout is not None and layout.pipeline_stages > result.shape.layers:
+                # More stages than layers leaves GPUs with nothing to hold: a count nobody can mean.
+                most = layout.tensor_parallel * result.shape.layers
+                raise QuantityError(
+                    "gpus",
+                    f"{gpus:,} is more than one copy of the model can use: "
+                    f"{result.shape.layers} layers, at most {layout.tensor_parallel} × {result.shape.layers} = {most:,}",
+                    str(needed),
+                )
             if layout is None:
                 notes.append(
                     f"tensor parallelism cannot split a model over {gpus} GPUs (1, 2, 4, 8, then multiples of 8)"
@@ -610,25 +765,16 @@ def _on_gpu(
         pass  # no count holds it (a note says why)
     elif k is not None and k < (raw or needed):
         notes.append(f"{k} × {gpu.name} cannot hold {result.memory_gb:.1f} GB; at least {needed} are needed")
-    fp8 = result.precision == "fp8"
-    if fp8 and not has_fp8(gpu) and result.task != "inference":
-        raise NoFp8Error(
-            f"{gpu.name} has no FP8 tensor cores",
-            Phrase(
-                "FP8 runs on Hopper (H100, H800, H20, H200), Ada (L40S, L20, L4, RTX 40xx) and Blackwell; "
-                "use {precision} bf16"
-            ),
-        )
+    fp8 = result.precision == "fp8"  # estimate() refused FP8 on a GPU without it
     if mfu is not None:
         source = "given"
     else:
         mfu, source = default_mfu_and_source(
-            result.task, gpu, result.active_params, result.is_moe, result.precision
+            result.task, gpu, result.active_params, _moe_factor(result), result.precision
         )
     if result.precision == "fp32":
         peak = gpu.fp32_tflops
     elif fp8 and has_fp8(gpu) and gpu.dense_tflops is not None:
-        # FP8 inference on a GPU without FP8 tensor cores is weight-only (dequantised to 16-bit): BF16 peak.
         peak = gpu.dense_tflops * FP8_PEAK_RATIO
     else:
         peak = gpu.dense_tflops
@@ -649,8 +795,6 @@ def _on_gpu(
         mfu_source=source,
     )
     fields.update(flops=flops, peak_tflops=peak)
-    if result.precision == "bf16" and not gpu.has_bf16:
-        notes.append(f"{gpu.name} has no BF16: it runs FP16 (same memory); its FP16 peak is used")
     if peak is not None and result.task == "inference" and gpu.bandwidth_gbps:
         tps, bound = _decode_rate(result, gpu, peak, mfu, k or 1, layout.pipeline_stages if layout else 1)
         fields.update(
@@ -674,8 +818,39 @@ def _on_gpu(
         else:
             hours = gpu_hours_for(flops, peak, mfu, result.overhead)
             fields["bound"] = "compute"
+            if result.task in COMMUNICATING_TASKS and k and k > 1 and result.flops_per_token:
+                step = step_time(
+                    result.task, result.params, result.zero_stage, result.flops_per_token,
+                    result.seq_len * result.batch, peak, mfu, gpu, k, result.gpus_per_machine,
+                    result.network_gbps, sharded=needed is None or needed > 1,
+                )  # fmt: skip
+                fields.update(link=step.link, comm_slowdown=step.slowdown)
+                if step.slowdown > 1:
+                    hours *= step.slowdown
+                    fields["bound"] = "communication"
+                    notes.append(
+                        Phrase(
+                            "communication-bound: each step moves weights for {comm:.2f} s against {compute:.2f} s "
+                            "of compute over {link}, so it takes {slow:.1f}x its compute"
+                            + (
+                                "; on a provider's RDMA cluster give its speed with {network_gbps}"
+                                if "network" in step.link
+                                else ""
+                            ),
+                            comm=step.comm_s,
+                            compute=step.compute_s,
+                            link=step.link,
+                            slow=step.slowdown,
+                        )
+                    )
         fields.update(gpu_hours=hours, wall_hours=hours / k if k else None)
     return replace(result, notes=tuple(notes), **fields)
+
+
+def _moe_factor(result: Estimate) -> float:
+    return moe_mfu_factor(
+        result.shape.hidden, result.shape.layers, result.active_params, result.experts_per_token
+    )
 
 
 def _heads(result: Estimate) -> tuple[int | None, int | None]:

@@ -87,6 +87,18 @@ CHECKPOINT_ACT_BYTES_PER_SBH = 2
 # With a 128K vocabulary this is the largest activation at long context (issue 15: long-context
 # fine-tuning memory was ~25% low with 4 bytes).
 LOGIT_BYTES = 8
+# Issue 27: at large vocabularies the loss dominates long-context fine-tuning memory, and how much depends
+# on how it is computed (bytes per vocabulary entry and token):
+# - "plain" (Hugging Face Trainer, LLaMA-Factory and PEFT by default): the bf16 logits (2), their fp32
+#   upcast (4), the fp32 log-softmax kept for the backward pass (4) and its gradient (4): 14;
+# - "chunked" (torchtune, Unsloth: the loss over slices of the sequence): the bf16 logits and their
+#   gradient for the whole sequence, fp32 only a slice at a time: 4 (assumption);
+# - "fused" (Liger's fused linear cross-entropy): the logits are never materialised whole: 0.
+LOSS_BYTES: dict[str, float] = {"plain": 14.0, "chunked": 4.0, "fused": 0.0}
+DEFAULT_LOSS = "plain"  # what the common trainers do
+# Pure-bf16 training (no fp32 master copy): bf16 weights 2 + gradients 2 + Adam moments in bf16 2 + 2 = 8
+# bytes per parameter (issue 27), against mixed precision's 16.
+PURE_BF16_STATE_BYTES = (2.0, 2.0, 4.0)
 # Gradient checkpointing by default for fine-tuning: QLoRA trains with it (§2.4), and it is how a 7B
 # model is fine-tuned on one 24 GB card in practice (assumption: the common fine-tuning recipes turn
 # it on). Pretraining keeps Megatron's selective recomputation (Korthikanti et al.), which is faster.
@@ -180,9 +192,16 @@ def checkpointing_for(task: str, checkpointing: bool | None) -> bool:
 
 
 def activation_bytes(
-    task: str, shape: ModelShape, seq_len: int, batch: int, checkpointing: bool | None = None
+    task: str,
+    shape: ModelShape,
+    seq_len: int,
+    batch: int,
+    checkpointing: bool | None = None,
+    loss: str | None = None,
 ) -> float:
-    """Training activations (Korthikanti et al. 2022) plus the fp32 logits buffer; 0 for inference."""
+    """Training activations (Korthikanti et al. 2022) plus the logits and loss (LOSS_BYTES: plain by
+    default for fine-tuning; pretraining keeps LOGIT_BYTES, Megatron's fused fp32 cross-entropy); 0 for
+    inference."""
     if task == "inference":
         return 0.0
     sbh = seq_len * batch * shape.hidden
@@ -190,7 +209,11 @@ def activation_bytes(
         per_model = CHECKPOINT_ACT_BYTES_PER_SBH * sbh * shape.layers + SELECTIVE_ACT_BYTES_PER_SBH * sbh
     else:
         per_model = SELECTIVE_ACT_BYTES_PER_SBH * sbh * shape.layers
-    return per_model + shape.vocab * seq_len * batch * LOGIT_BYTES
+    if loss is not None:
+        per_token = LOSS_BYTES[loss]
+    else:
+        per_token = LOGIT_BYTES if task == "pretrain" else LOSS_BYTES[DEFAULT_LOSS]
+    return per_model + shape.vocab * seq_len * batch * per_token
 
 
 def memory_breakdown(
@@ -203,12 +226,14 @@ def memory_breakdown(
     checkpointing: bool | None = None,
     lora_rank: int | None = None,
     optimizer_8bit: bool = False,
+    loss: str | None = None,
+    pure_bf16: bool = False,
 ) -> dict[str, float]:
     """Memory by component in GB for the whole job (all GPUs together). ``params`` is every parameter
     the weights hold (the total for MoE models)."""
     check_task_precision(task, precision)
     if task in ("pretrain", "full"):
-        w, g, o = ADAM_STATE_BYTES[precision]
+        w, g, o = PURE_BF16_STATE_BYTES if pure_bf16 else ADAM_STATE_BYTES[precision]
         if optimizer_8bit:
             o = OPTIMIZER_8BIT_BYTES if precision != "fp32" else o - 6.0
         weights, grads, optim = params * w, params * g, params * o
@@ -224,7 +249,7 @@ def memory_breakdown(
     kv = 0.0
     if task == "inference":
         kv = kv_cache_bytes(shape, seq_len, batch, 4 if precision == "fp32" else KV_CACHE_BYTES)
-    acts = activation_bytes(task, shape, seq_len, batch, checkpointing)
+    acts = activation_bytes(task, shape, seq_len, batch, checkpointing, loss)
     parts = {
         "weights": weights,
         "gradients": grads,

@@ -100,7 +100,8 @@ BAD_LINES: list = [
     (["tco", *T, "--hours", "10", "--utilization", "0.5"], 2, "give --hours or --utilization, exactly one"),
     (["tco", *T], 2, "give --hours or --utilization, exactly one"),
     (["estimate", "--params", "7B", "--task", "lora", "--mfu", "0.5"], 2, "--mfu changes only the hours"),
-    (["plan", "--params", "7B", "--task", "lora"], 2, "Missing option '--tokens'"),
+    # issue 27: --tokens or a serving load (--concurrency), so the plan, not click, asks for one
+    (["plan", "--params", "7B", "--task", "lora"], 2, "a plan needs the tokens the job processes"),
     (["schedule", "--once", "--list"], 2, "--once and --list do not go together"),
     (["report", "--email"], 2, "--email without an address needs [email] recipients"),
     (["report", "--email", "notanaddress"], 2, "'notanaddress' is not an e-mail address"),

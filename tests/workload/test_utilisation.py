@@ -21,9 +21,12 @@ GPUS = (A100, H100, H800, B200)
 
 
 def _gpu_hours(params: float, task: str, gpu) -> float:
+    """GPU-hours of compute: since issue 27 a fine-tuning step across GPUs waits for its collectives
+    (planner.workload.communication), which is the links' doing, not the utilisation's (an H800's NVLink
+    is cut to 400 GB/s, so a communication-bound H800 can be slower than an A100): divided out here."""
     e = estimate(params, task, tokens=100e9, gpu=gpu)
     assert e.gpu_hours is not None
-    return e.gpu_hours
+    return e.gpu_hours / (e.comm_slowdown or 1.0)
 
 
 def _grid(low: float = 1e8, high: float = 1e12, steps: int = 400) -> list[float]:
