@@ -91,7 +91,7 @@ def test_plan_help_describes_the_ranking_it_uses(run_cli):
         (("plan", "--model", "qwen2.5-7b", "--task", "pretrain", "--tokens", "1T", "--deadline-hours", "0.001"),
          "from 1"),
         (("estimate", "--model", "llama-3-70b", "--task", "inference", "--tokens", "100M", "--gpu", "A10",
-          "--gpus", "100000"), "at most 8 × 80 = 640"),
+          "--gpus", "20000"), "at most 8 × 80 = 640"),
     ],
     ids=["deadline", "gpus-beyond-layers"],
 )  # fmt: skip

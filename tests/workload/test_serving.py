@@ -94,8 +94,9 @@ def test_serving_plan_for_qwen_72b_20_chats_8_hours_a_day(run_cli):
     )
     doc = json.loads(run_cli(*args, "--format", "json").stdout)
     assert doc["options"]
-    monthly = [o["serving"]["cny_per_month"] for o in doc["options"]]
-    assert monthly == sorted(monthly)
+    monthly = [o["serving"]["cny_per_month"] for o in doc["options"] if o["stock_state"] != "not_listed"]
+    # cheapest a month first; totals within 0.5 % are a tie that goes to fewer machines
+    assert all(b >= a * 0.995 for a, b in zip(monthly, monthly[1:], strict=False))
     for o in doc["options"]:
         s = o["serving"]
         assert s["gpus"] >= 2 and o["gpus"] >= s["gpus"]
