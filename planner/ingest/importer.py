@@ -10,7 +10,8 @@ one observation per instance, billing mode and day; a row whose day is stored at
 conflict, refused with its line unless ``replace``.
 
 Numbers are read by ``planner.units.parse_decimal`` (no ``8,68``, ``3_0`` or non-ASCII digits), every
-price checked by ``planner.ingest.normalize.check_price``; names lose invisible characters
+price checked by ``planner.ingest.normalize.check_price`` and against its GPU model's plausibility band
+(``planner.ingest.band``: a price too cheap to be true is refused with its line); names lose invisible characters
 (``planner.text``), and a control character or a name starting like a formula is refused.
 """
 
@@ -385,7 +386,7 @@ class _RowReader:
                 return self.check(fields)
             try:
                 price = parse_price(text)
-                cny = cny_per_gpu_hour(price, offer.rate, offer.billing, offer.gpu_count)
+                cny = cny_per_gpu_hour(price, offer.rate, offer.billing, offer.gpu_count, offer.gpu_model)
             except PriceRejected:
                 return self.check(fields)
             offer.text, offer.price, offer.cny = text, price, cny
@@ -442,9 +443,9 @@ class _RowReader:
             memory_gb=_optional_float(record.get("memory_gb"), "memory_gb"),
             gpu_note=_free_text(record.get("gpu_note")),
         )
-        cny = cny_per_gpu_hour(price, rate, billing, gpu_count)
+        cny = cny_per_gpu_hour(price, rate, billing, gpu_count, gpu_model)
         source = _free_text(record.get("source"))
-        tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count)
+        tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count, gpu_model)
         median = parse_price(record["median_price"]) if (record.get("median_price") or "").strip() else None
         stock = _stock(record)
         key = instance.key
@@ -458,7 +459,9 @@ class _RowReader:
                 f"{'/'.join(key)} was {known.gpu_count:g}x {known.gpu_model} "
                 f"earlier in the file, here {gpu_count:g}x {gpu_model}"
             )
-        offer = _Offer(key, billing, currency, unit, source, rate, gpu_count, record["price"], price, cny)
+        offer = _Offer(
+            key, billing, currency, unit, source, rate, gpu_count, gpu_model, record["price"], price, cny
+        )
         offer.tiers, offer.median, offer.stock = tiers, median, stock
         offer.confirmed = _optional_moment(record.get("confirmed_at"), "confirmed_at", observed_at)
         offer.unlisted = _optional_moment(record.get("unlisted_at"), "unlisted_at", None)
@@ -505,6 +508,7 @@ class _Offer:
         "source",
         "rate",
         "gpu_count",
+        "gpu_model",
         "text",
         "price",
         "cny",
@@ -525,12 +529,13 @@ class _Offer:
         source: str | None,
         rate: Decimal,
         gpu_count: float,
+        gpu_model: str,
         text: str,
         price: Decimal,
         cny: Decimal,
     ):
         self.key, self.billing, self.currency, self.unit, self.source = key, billing, currency, unit, source
-        self.rate, self.gpu_count = rate, gpu_count
+        self.rate, self.gpu_count, self.gpu_model = rate, gpu_count, gpu_model
         self.text, self.price, self.cny = text, price, cny  # the last price seen, as written and checked
         self.tiers: str | None = None  # as stored in prices.tiers
         self.median: Decimal | None = None
@@ -627,7 +632,9 @@ def _free_text(value: str | None) -> str | None:
     return text or None
 
 
-def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_count: float) -> str | None:
+def _tiers(
+    value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_count: float, gpu_model: str
+) -> str | None:
     """The ``tiers`` column (JSON ``[[from_hour, "price"], ...]``), each step checked like any price."""
     text = (value or "").strip()
     if not text:
@@ -639,7 +646,7 @@ def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_c
         pairs = [(hour, parse_price(step_price)) for hour, step_price in steps]
     except (ValueError, TypeError):
         raise PriceRejected(f"tiers {text[:40]!r} is not a list of [from_hour, price]") from None
-    checked = sorted(check_tier(hour, p, price, rate, billing, gpu_count) for hour, p in pairs)
+    checked = sorted(check_tier(hour, p, price, rate, billing, gpu_count, gpu_model) for hour, p in pairs)
     return json.dumps([[hour, str(p)] for hour, p in checked]) if checked else None
 
 
