@@ -33,7 +33,7 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from db import store
-from db.bulk import Correction, PriceBatches, move_to_run, replace_corrections
+from db.bulk import CORRECTABLE_COLUMNS, Correction, PriceBatches, move_to_run, replace_corrections
 from db.queries import has_prices
 from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
@@ -83,7 +83,7 @@ class ImportResult:
     already_present: int
     instances: int
     run_id: int
-    replaced: int = 0  # stored prices corrected (--replace); the old ones are in the run's notes
+    replaced: int = 0  # stored prices corrected (--replace); the old rows are in price_corrections
 
 
 def import_file(
@@ -118,7 +118,7 @@ def import_csv(
 
     A row whose instance, billing mode and day is stored at another price is a conflict: the import
     is refused naming each one with its line, unless ``replace``, when the row's price is stored
-    instead and the old one recorded in the run's notes.
+    instead (only the columns the file has change) and the old row kept whole in ``price_corrections``.
     """
     result = _import(engine, path, fx, kind, extra_columns, batch_rows, only_if_empty=False, replace=replace)
     assert result is not None  # only an import into an empty database can be skipped
@@ -179,7 +179,8 @@ def _import(
                 raise ImportFileError(_conflicts_message(path.name, corrections), hint=CONFLICT_HINT)
             notes = None
             if corrections:
-                replace_corrections(conn, [c for _, c in corrections], run_id)
+                given = [c for c in CORRECTABLE_COLUMNS if c in reader.columns]
+                replace_corrections(conn, [c for _, c in corrections], run_id, given)
                 notes = _replaced_notes(corrections)
             changed = stored.changed
             if reader.snapshot_keys:
@@ -217,8 +218,8 @@ def _import(
 
 
 CONFLICT_HINT = Phrase(
-    "to correct them, import the file again with {replace}: it stores this file's prices and records the "
-    "old ones in the run's notes (`planner runs --format json`)"
+    "to correct them, import the file again with {replace}: it stores this file's prices, changing only "
+    "the columns the file has, and keeps every old row whole in the price_corrections table"
 )
 MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; the rest are counted
 
@@ -241,13 +242,17 @@ def _conflicts_message(name: str, corrections: list[tuple[int, Correction]]) -> 
 
 
 def _replaced_notes(corrections: list[tuple[int, Correction]]) -> str:
-    lines = [f"replaced {len(corrections)} stored price(s) (old -> new):"]
-    for line, c in corrections[: MAX_LISTED * 50]:
+    """The run's note: how many it replaced and the first few; every old row is in price_corrections."""
+    lines = [
+        f"replaced {len(corrections)} stored price(s) (old -> new); every old row is kept whole in the "
+        "price_corrections table (run_id = this run):"
+    ]
+    for line, c in corrections[:MAX_LISTED]:
         lines.append(
             _conflict_text(line, c).replace(" is stored at ", " was ").replace(", this file says ", " -> ")
         )
-    if len(corrections) > MAX_LISTED * 50:
-        lines.append(f"and {len(corrections) - MAX_LISTED * 50} more")
+    if len(corrections) > MAX_LISTED:
+        lines.append(f"and {len(corrections) - MAX_LISTED} more")
     return "\n".join(lines)
 
 
