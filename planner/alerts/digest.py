@@ -1,7 +1,7 @@
 """The nightly report's summary as a short markdown message for the [schedule] report_channels: the
 cheapest offer per GPU model, the day's biggest price moves and the providers whose last refresh did
 not succeed, from the tables the report itself built (``reports.build.Report``). The CSV files stay on
-e-mail. Every name from outside is data (``planner.alerts.message.literal``), never markup.
+e-mail. Every region and instance name (from a provider or a file) is data (``planner.alerts.message.literal``), never markup.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def digest(report: Any) -> tuple[str, str]:
     lines = [f"### {title}", "", "**Cheapest per GPU-hour**"]
     for r in cheapest.head(TOP_MODELS).itertuples():
         lines.append(
-            f"- {literal(r.gpu_model)}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {literal(r.provider)} "
-            f"{literal(r.instance_type)} ({literal(r.region)}), {literal(r.billing)}"
+            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {r.provider} "
+            f"{literal(r.instance_type)} ({literal(r.region)}), {r.billing}"
         )
     if cheapest.empty:
         lines.append("- no prices: run `planner refresh`")
@@ -46,7 +46,7 @@ def digest(report: Any) -> tuple[str, str]:
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False)
     for r in moves.head(TOP_MOVES).itertuples():
         lines.append(
-            f"- {literal(r.gpu_model)} {literal(r.provider)} {literal(r.instance_type)} ({literal(r.region)}): "
+            f"- {r.gpu_model} {r.provider} {literal(r.instance_type)} ({literal(r.region)}): "
             f"{r.change_pct:+.1f}% "
             f"({r.old_cny_per_gpu_hour:,.2f} -> {r.new_cny_per_gpu_hour:,.2f})"
         )
@@ -56,7 +56,7 @@ def digest(report: Any) -> tuple[str, str]:
     if failed.empty:
         lines.append("- every provider's last refresh succeeded")
     for r in failed.itertuples():
-        lines.append(f"- {literal(r.provider)}: {literal(r.status)}")
+        lines.append(f"- {r.provider}: {r.status}")
     return title, "\n".join(lines) + "\n"
 
 

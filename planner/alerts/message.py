@@ -4,8 +4,8 @@ Markdown of the subset the robots share (headings, bold, lists); e-mail gets the
 platform caps a message (its kind's ``max_bytes``), so a long message is cut on a line boundary and
 says how many lines it left out.
 
-Text from outside (a provider's or a file's region, instance type, GPU model, billing word, stock, and
-the reasons built from them) is data, never markup: ``literal`` turns every character that WeCom,
+Text from outside (a provider's or a file's region and instance type, and the reasons built from
+them) is data, never markup (provider, GPU model and billing mode are our own checked words): ``literal`` turns every character that WeCom,
 DingTalk or Feishu markdown reads as a link, an image, an HTML tag, a mention (Feishu's
 ``<at id=all></at>``, WeCom's ``<@user>``), an entity, emphasis or a bare URL into its full-width look-alike, so
 ``[续费](http://x)<at id=all></at>`` arrives as ``［续费］(http：//x)＜at id=all＞＜/at＞`` on every
@@ -76,8 +76,8 @@ def offer_line(offer: Mapping[str, Any]) -> str:
     """``autodl west-B RTX4090-24GB on_demand: 1.88 CNY/GPU-h, stock 12/80 idle (reason)``."""
     price = float(offer["cny_per_gpu_hour"])
     line = (
-        f"{literal(offer['provider'])} {literal(offer['region'])} {literal(offer['instance_type'])} "
-        f"{literal(offer['billing'])}: {price:.2f} CNY/GPU-h, stock {literal(offer.get('stock') or '-')}"
+        f"{offer['provider']} {literal(offer['region'])} {literal(offer['instance_type'])} "
+        f"{offer['billing']}: {price:.2f} CNY/GPU-h, stock {offer.get('stock') or '-'}"
     )
     return line + (f" ({literal(offer['reason'])})" if offer.get("reason") else "")
 
