@@ -36,7 +36,7 @@ def floor_of(gpu_model: str) -> tuple[Decimal, str]:
     """(the lowest believable CNY per GPU-hour of ``gpu_model``, where that floor comes from)."""
     model = catalog.get_model(gpu_model)
     hbm = (model.memory_type or "").upper().startswith("HBM")
-    floor, why = (HBM_FLOOR, "a data-centre GPU (HBM)") if hbm else (OTHER_FLOOR, "any GPU")
+    floor, why = (HBM_FLOOR, "a data-centre GPU with HBM") if hbm else (OTHER_FLOOR, "a GPU without HBM")
     if model.purchase_price_cny is not None:
         payback = (model.purchase_price_cny / PAYBACK_HOURS).quantize(Decimal("0.01"))
         if payback > floor:
