@@ -452,6 +452,11 @@ class _RowReader:
         source = _free_text(record.get("source"))
         tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count, gpu_model)
         median = parse_price(record["median_price"]) if (record.get("median_price") or "").strip() else None
+        if median is not None:  # a marketplace's median listing: as plausible as any price
+            try:
+                cny_per_gpu_hour(median, rate, billing, gpu_count, gpu_model)
+            except PriceRejected as err:
+                raise PriceRejected(str(err).replace("price", "median_price", 1)) from None
         stock = _stock(record)
         key = instance.key
         known = self._instances.get(key)

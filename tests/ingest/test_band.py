@@ -24,6 +24,7 @@ from planner.ingest.snapshot import snapshot_info, snapshot_path
 from scrapers.base import RawOffer
 from tests.conftest import price_row, write_csv
 from tests.helpers.replay import RAW, outcome, recordings, refresh, replay_copy
+from vocab import IMPORT_REQUIRED_COLUMNS
 
 FX = load_config(env={}).section("fx")
 
@@ -147,3 +148,15 @@ def test_a_refresh_names_the_price_it_refused_in_its_summary(engine, tmp_path):
     with engine.connect() as conn:
         cheapest = conn.execute(select(func.min(prices.c.cny_per_gpu_hour))).scalar_one()
     assert Decimal(str(cheapest)) >= Decimal("0.6")
+
+
+def test_an_imported_median_under_the_band_is_refused_too(engine, tmp_path):
+    columns = [*IMPORT_REQUIRED_COLUMNS, "median_price"]
+    row = price_row(provider="autodl", region="west-B", instance_type="RTX 4090", gpu_model="RTX4090-24GB")
+    rows = [dict(row, price="1.88", median_price="0.002")]
+    with pytest.raises(ImportFileError) as err:
+        import_csv(engine, write_csv(tmp_path / "median.csv", rows, columns), FX)
+    assert (
+        "line 2: median_price 0.002 per hour is 0.002 CNY per GPU-hour, below the 0.10 floor"
+        in err.value.message
+    )
