@@ -49,7 +49,6 @@ def test_a_correction_of_the_required_columns_keeps_the_tiers_median_and_source(
     assert fixed.replaced == 1
     with engine.connect() as conn:
         row = conn.execute(select(prices)).mappings().one()
-        (old,) = replaced_prices(conn)
     assert row["price"] == Decimal("28.0") and row["cny_per_gpu_hour"] == Decimal("28.0")
     assert (row["tiers"], row["median_price"], row["source"]) == (
         '[[96, "27"]]',
@@ -58,6 +57,8 @@ def test_a_correction_of_the_required_columns_keeps_the_tiers_median_and_source(
     )
     assert row["run_id"] == fixed.run_id
     # the old row, whole
+    with engine.connect() as conn:
+        (old,) = replaced_prices(conn)
     assert (old["price"], old["tiers"], old["median_price"], old["source"]) == (
         Decimal("28.64"),
         '[[96, "27"]]',

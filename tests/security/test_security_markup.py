@@ -137,3 +137,32 @@ def test_the_digest_names_hostile_providers_regions_and_instances_as_text():
 def test_literal_leaves_no_markup_whatever_the_name(name):
     out = literal(name)
     assert _live(out) == [] and "\n" not in out and "`" not in out and "\\" not in out
+
+
+def test_the_digest_of_a_real_report_over_hostile_imported_names_is_text(engine, tmp_path):
+    import datetime as dt
+
+    from planner.answers.report import cheapest_for
+    from planner.ingest.importer import import_csv
+    from reports.build import build_report
+    from tests.conftest import price_row, write_csv
+
+    today = dt.datetime.now(dt.UTC).date()
+    seen = [(today - dt.timedelta(days=d)).isoformat() for d in (2, 1)]
+    rows = [  # the same hostile offer on two days, cheaper on the second: cheapest and a change
+        price_row(
+            provider="aliyun",
+            region=HOSTILE_REGION.replace(",", " "),
+            instance_type="ecs.gn6i <at id=all></at>",
+            gpu_model="T4-16GB",
+            price=price,
+            observed_at=day,
+        )
+        for day, price in zip(seen, ("11.63", "7.89"), strict=True)
+    ]
+    fx = load_config(env={}).section("fx")
+    import_csv(engine, write_csv(tmp_path / "hostile.csv", rows), fx)
+    report = build_report(engine, today, cheapest=cheapest_for((), (), fx, "all"))
+    _title, markdown = digest(report)
+    assert markdown.count("续费") == 2 and "ecs.gn6i" in markdown, markdown  # cheapest and change
+    assert _live(markdown) == [], markdown
