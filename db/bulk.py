@@ -171,6 +171,22 @@ def replace_corrections(
         conn.execute(update(prices).where(*where).values(**values))
 
 
+def stored_tiers(
+    conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
+) -> dict[tuple[int, str, dt.date], str]:
+    """The stored tiers (JSON) of each of ``keys`` (instance_id, billing, day) that has some."""
+    found: dict[tuple[int, str, dt.date], str] = {}
+    for chunk in chunks(sorted(set(keys)), 400):
+        rows = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.tiers).where(
+                tuple_(prices.c.instance_id, prices.c.billing, prices.c.observed_on).in_(list(chunk)),
+                prices.c.tiers.is_not(None),
+            )
+        )
+        found.update(((i, b, d), t) for i, b, d, t in rows)
+    return found
+
+
 def replaced_prices(conn: Connection, run_id: int | None = None) -> list[dict[str, Any]]:
     """Every stored row an import replaced (only those ``run_id`` replaced, when given), oldest first,
     as it was: its instance (provider, region, instance type), the correcting run and the old run."""

@@ -33,7 +33,14 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from db import store
-from db.bulk import CORRECTABLE_COLUMNS, Correction, PriceBatches, move_to_run, replace_corrections
+from db.bulk import (
+    CORRECTABLE_COLUMNS,
+    Correction,
+    PriceBatches,
+    move_to_run,
+    replace_corrections,
+    stored_tiers,
+)
 from db.queries import has_prices
 from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
@@ -47,6 +54,7 @@ from planner.ingest.normalize import (
     check_name,
     check_tier,
     cny_per_gpu_hour,
+    is_suspicious_move,
     parse_price,
 )
 from planner.money import PriceRejected, fx_rate
@@ -180,6 +188,8 @@ def _import(
             notes = None
             if corrections:
                 given = [c for c in CORRECTABLE_COLUMNS if c in reader.columns]
+                if "tiers" not in given:
+                    _check_kept_tiers(conn, path.name, corrections)
                 replace_corrections(conn, [c for _, c in corrections], run_id, given)
                 notes = _replaced_notes(corrections)
             changed = stored.changed
@@ -239,6 +249,22 @@ def _conflicts_message(name: str, corrections: list[tuple[int, Correction]]) -> 
         f"{name}: {len(corrections)} price(s) differ from the one stored for the same instance, billing "
         f"mode and day; nothing imported: {listed}{more}"
     )
+
+
+def _check_kept_tiers(conn: Connection, name: str, corrections: list[tuple[int, Correction]]) -> None:
+    """A correction whose file has no tiers column keeps the stored tiers: each must still be within
+    tenfold of the corrected price (the rule of any tier); ImportFileError naming the line if not."""
+    kept = stored_tiers(conn, [c.key for _, c in corrections])
+    for line, c in corrections:
+        steps = json.loads(kept.get(c.key) or "[]")
+        far = [p for _, p in steps if is_suspicious_move(c.record.price, Decimal(str(p)))]
+        if far:
+            raise ImportFileError(
+                f"{name}: line {line}: {'/'.join(c.record.instance)} {c.record.billing} would keep its stored "
+                f"tiers {kept[c.key]}, more than tenfold away from the corrected price "
+                f"{c.record.price.normalize():f}; nothing imported",
+                hint="add a tiers column to the file (empty for none) so the correction sets them too",
+            )
 
 
 def _replaced_notes(corrections: list[tuple[int, Correction]]) -> str:

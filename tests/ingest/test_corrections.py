@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from sqlalchemy import func, select
 
 from db.bulk import replaced_prices
 from db.schema import price_corrections, prices, scrape_runs
 from planner.config import load_config
-from planner.ingest.importer import import_csv
+from planner.ingest.importer import ImportFileError, import_csv
 from tests.conftest import price_row, write_csv
 from vocab import IMPORT_REQUIRED_COLUMNS
 
@@ -91,3 +92,24 @@ def test_the_cli_replace_keeps_the_old_price_in_the_corrections_table(run_cli, e
         "on_demand",
         Decimal("28.64"),
     )
+
+
+def test_a_correction_that_would_keep_tiers_tenfold_away_is_refused_naming_its_line(engine, tmp_path):
+    first = price_row(source="list", tiers='"[[96, ""27""]]"', median_price="")
+    import_csv(engine, write_csv(tmp_path / "full.csv", [first], FULL), FX)
+    # the stored 28.64 was the mistake: the price is 286.4 (8 GPUs), and the tier 27 cannot stay
+    fix = write_csv(tmp_path / "fix.csv", [price_row(price="286.4")])
+    with pytest.raises(ImportFileError) as err:
+        import_csv(engine, fix, FX, replace=True)
+    assert "fix.csv: line 2: tencent/ap-beijing/GT4.4XLARGE96 on_demand would keep its stored tiers" in str(
+        err.value.message
+    )
+    assert "tiers column" in err.value.hint
+    with engine.connect() as conn:
+        assert conn.execute(select(prices.c.price)).scalar_one() == Decimal("28.64")  # nothing changed
+    # with the tiers column, the same correction goes through
+    columns = [*IMPORT_REQUIRED_COLUMNS, "tiers"]
+    with_tiers = write_csv(
+        tmp_path / "fix2.csv", [price_row(price="286.4", tiers='"[[96, ""270""]]"')], columns
+    )
+    assert import_csv(engine, with_tiers, FX, replace=True).replaced == 1
