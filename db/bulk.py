@@ -12,7 +12,7 @@ the way SQLAlchemy binds them, without building a parameter dictionary per row (
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from operator import itemgetter
@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 
 from db.queries import latest_rows, uses_lateral
 from db.records import InstanceKey, PriceChange, PriceRecord, StoreCounts, chunks
-from db.schema import instances, prices
+from db.schema import instances, price_corrections, prices
 
 SIX_PLACES = Decimal("0.000001")  # what prices.price keeps
 
@@ -109,31 +109,101 @@ class Correction:
     stored_price: Decimal
 
 
-def replace_corrections(conn: Connection, corrections: Sequence[Correction], run_id: int) -> None:
-    """Store each correction's price (and what goes with it) in place of the stored observation of its
-    day, which then belongs to ``run_id``; the caller records the old prices in the run's notes."""
+# The optional columns of a price a correction may give; one it does not give keeps its stored value.
+CORRECTABLE_COLUMNS: tuple[str, ...] = ("tiers", "median_price", "source", "confirmed_at", "unlisted_at")
+# What the old row keeps in ``price_corrections`` (all of it but its id and run, which have own columns).
+_KEPT = (
+    "instance_id",
+    "billing",
+    "observed_on",
+    "price",
+    "currency",
+    "unit",
+    "cny_per_gpu_hour",
+    "tiers",
+    "observed_at",
+    "source",
+    "median_price",
+    "confirmed_at",
+    "unlisted_at",
+)
+
+
+def replace_corrections(
+    conn: Connection,
+    corrections: Sequence[Correction],
+    run_id: int,
+    columns: Collection[str] = CORRECTABLE_COLUMNS,
+) -> None:
+    """Store each correction's price in place of the stored observation of its day, which then belongs
+    to ``run_id``. The stored row is first copied whole into ``price_corrections`` (recoverable with
+    ``replaced_prices``). The price, its currency, unit and CNY per GPU-hour and ``observed_at`` are
+    always the correction's; of ``CORRECTABLE_COLUMNS`` only those in ``columns`` (the ones the
+    correcting file has) change: a file without a ``tiers`` column keeps the stored tiers."""
+    given = [c for c in CORRECTABLE_COLUMNS if c in columns]
     for correction in corrections:
         instance_id, billing, day = correction.key
         record = correction.record
+        where = (
+            prices.c.instance_id == instance_id,
+            prices.c.billing == billing,
+            prices.c.observed_on == day,
+        )
         conn.execute(
-            update(prices)
-            .where(
-                prices.c.instance_id == instance_id, prices.c.billing == billing, prices.c.observed_on == day
-            )
-            .values(
-                price=record.price,
-                currency=record.currency,
-                unit=record.unit,
-                cny_per_gpu_hour=record.cny_per_gpu_hour,
-                tiers=record.tiers,
-                median_price=record.median_price,
-                source=record.source,
-                observed_at=record.observed_at,
-                confirmed_at=record.confirmed_at,
-                unlisted_at=record.unlisted_at,
-                run_id=run_id,
+            insert(price_corrections).from_select(
+                ["price_id", "run_id", "replaced_run_id", *_KEPT],
+                select(
+                    prices.c.id,
+                    bindparam("correcting_run", run_id),
+                    prices.c.run_id,
+                    *(prices.c[c] for c in _KEPT),
+                ).where(*where),
             )
         )
+        values: dict[str, Any] = {
+            "price": record.price,
+            "currency": record.currency,
+            "unit": record.unit,
+            "cny_per_gpu_hour": record.cny_per_gpu_hour,
+            "observed_at": record.observed_at,
+            "run_id": run_id,
+        }
+        values.update({c: getattr(record, c) for c in given})
+        conn.execute(update(prices).where(*where).values(**values))
+
+
+def stored_tiers(
+    conn: Connection, keys: Sequence[tuple[int, str, dt.date]]
+) -> dict[tuple[int, str, dt.date], str]:
+    """The stored tiers (JSON) of each of ``keys`` (instance_id, billing, day) that has some."""
+    found: dict[tuple[int, str, dt.date], str] = {}
+    for chunk in chunks(sorted(set(keys)), 400):
+        rows = conn.execute(
+            select(prices.c.instance_id, prices.c.billing, prices.c.observed_on, prices.c.tiers).where(
+                tuple_(prices.c.instance_id, prices.c.billing, prices.c.observed_on).in_(list(chunk)),
+                prices.c.tiers.is_not(None),
+            )
+        )
+        found.update(((i, b, d), t) for i, b, d, t in rows)
+    return found
+
+
+def replaced_prices(conn: Connection, run_id: int | None = None) -> list[dict[str, Any]]:
+    """Every stored row an import replaced (only those ``run_id`` replaced, when given), oldest first,
+    as it was: its instance (provider, region, instance type), the correcting run and the old run."""
+    query = (
+        select(
+            price_corrections,
+            instances.c.provider,
+            instances.c.region,
+            instances.c.instance_type,
+        )
+        .join(instances, instances.c.id == price_corrections.c.instance_id)
+        .order_by(price_corrections.c.id)
+    )
+    if run_id is not None:
+        query = query.where(price_corrections.c.run_id == run_id)
+    return [dict(row) for row in conn.execute(query).mappings()]
 
 
 def move_to_run(

@@ -50,7 +50,7 @@ from sqlalchemy import (
 )
 
 # The Alembic revision these tables correspond to; checked on every start without importing Alembic.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 
 metadata = MetaData()
 
@@ -186,4 +186,31 @@ run_offers = Table(
     # Since 0007. The CNY per GPU-hour the run saw (alerts measure a drop run against run).
     Column("cny_per_gpu_hour", Numeric(18, 6)),
     PrimaryKeyConstraint("run_id", "instance_id", "billing", name="pk_run_offers"),
+)
+
+# Since 0008. What `planner import --replace` replaced: the whole stored row as it was (its run in
+# `replaced_run_id`), one row per correction, written by the run that corrected it (`run_id`), so every
+# replaced price stays recoverable (db.bulk.replace_corrections, db.bulk.replaced_prices).
+price_corrections = Table(
+    "price_corrections",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("price_id", Integer, ForeignKey("prices.id"), nullable=False),
+    Column("run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("replaced_run_id", Integer, ForeignKey("scrape_runs.id"), nullable=False),
+    Column("instance_id", Integer, ForeignKey("instances.id"), nullable=False),
+    Column("billing", String(16), nullable=False),
+    Column("observed_on", Date, nullable=False),
+    Column("price", Numeric(18, 6), nullable=False),
+    Column("currency", String(3), nullable=False),
+    Column("unit", String(8), nullable=False),
+    Column("cny_per_gpu_hour", Numeric(18, 6), nullable=False),
+    Column("tiers", Text),
+    Column("observed_at", DateTime, nullable=False),
+    Column("source", Text),
+    Column("median_price", Numeric(18, 6)),
+    Column("confirmed_at", DateTime),
+    Column("unlisted_at", DateTime),
+    Index("ix_price_corrections_series", "instance_id", "billing", "observed_on"),
+    Index("ix_price_corrections_run", "run_id"),
 )

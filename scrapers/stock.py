@@ -7,6 +7,9 @@ module only.
 pipeline stores it as no verdict (``availability.stock_status`` NULL). ``low`` means the provider says
 stock is about to run out: rentable now, a warning beside the price. Volcengine: the calculator's
 ``AvailableZone`` says where a type is sold, not what is in stock: unknown.
+
+A count of idle or orderable GPUs is a whole number from 0 up (``known_count``): a negative one, a
+fraction, a boolean or a string is no count at all, so its stock is unknown, never sold out.
 """
 
 from __future__ import annotations
@@ -34,11 +37,21 @@ def word(table: dict[str, Stock], value: Any) -> Stock:
     return table.get(value, Stock.UNKNOWN) if isinstance(value, str) else Stock.UNKNOWN
 
 
-def from_count(count: int | None) -> Stock:
-    """GPUs that can be rented now: some is available, none is sold out, no count is unknown."""
-    if count is None:
+MAX_COUNT = 10_000_000  # more GPUs than any provider has: junk
+
+
+def known_count(value: Any) -> int | None:
+    """A provider's count of GPUs, or None when it is not one (negative, fractional, a bool, text)."""
+    return value if type(value) is int and 0 <= value <= MAX_COUNT else None
+
+
+def from_count(count: Any) -> Stock:
+    """GPUs that can be rented now: some is available, none is sold out, no count (or a count that is
+    not one, such as -1) is unknown."""
+    known = known_count(count)
+    if known is None:
         return Stock.UNKNOWN
-    return Stock.AVAILABLE if count > 0 else Stock.SOLD_OUT
+    return Stock.AVAILABLE if known > 0 else Stock.SOLD_OUT
 
 
 def best_of(states: list[Stock]) -> Stock:

@@ -1,7 +1,7 @@
 """The nightly report's summary as a short markdown message for the [schedule] report_channels: the
 cheapest offer per GPU model, the day's biggest price moves and the providers whose last refresh did
 not succeed, from the tables the report itself built (``reports.build.Report``). The CSV files stay on
-e-mail.
+e-mail. Every region and instance name (from a provider or a file) is data (``planner.alerts.message.literal``), never markup.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.alerts.channels import CHANNELS, add_channel_hint, deliver
 from planner.alerts.channels.base import Delivery, Post
-from planner.alerts.message import fit
+from planner.alerts.message import fit, literal
 from planner.alerts.rules import load_channels
 from planner.config import Config
 from planner.errors import ConfigError
@@ -34,17 +34,20 @@ def digest(report: Any) -> tuple[str, str]:
     lines = [f"### {title}", "", "**Cheapest per GPU-hour**"]
     for r in cheapest.head(TOP_MODELS).itertuples():
         lines.append(
-            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {r.provider} {r.instance_type} "
-            f"({r.region}), {r.billing}"
+            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {r.provider} "
+            f"{literal(r.instance_type)} ({literal(r.region)}), {r.billing}"
         )
     if cheapest.empty:
         lines.append("- no prices: run `planner refresh`")
-    lines += [f"- {note}" for note in report.scope_notes]  # the region scope, anything cheaper outside
+    lines += [
+        f"- {literal(note)}" for note in report.scope_notes
+    ]  # the region scope, anything cheaper outside
     lines += ["", "**Changes**"]
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False)
     for r in moves.head(TOP_MOVES).itertuples():
         lines.append(
-            f"- {r.gpu_model} {r.provider} {r.instance_type} ({r.region}): {r.change_pct:+.1f}% "
+            f"- {r.gpu_model} {r.provider} {literal(r.instance_type)} ({literal(r.region)}): "
+            f"{r.change_pct:+.1f}% "
             f"({r.old_cny_per_gpu_hour:,.2f} -> {r.new_cny_per_gpu_hour:,.2f})"
         )
     lines.append(f"- {len(changes)} price change(s) in all" if len(changes) else "- no price changed")

@@ -3,6 +3,13 @@
 Markdown of the subset the robots share (headings, bold, lists); e-mail gets the same text. Each
 platform caps a message (its kind's ``max_bytes``), so a long message is cut on a line boundary and
 says how many lines it left out.
+
+Text from outside (a provider's or a file's region and instance type, and the reasons built from
+them) is data, never markup (provider, GPU model and billing mode are our own checked words): ``literal`` turns every character that WeCom,
+DingTalk or Feishu markdown reads as a link, an image, an HTML tag, a mention (Feishu's
+``<at id=all></at>``, WeCom's ``<@user>``), an entity, emphasis or a bare URL into its full-width look-alike, so
+``[续费](http://x)<at id=all></at>`` arrives as ``［续费］(http：//x)＜at id=all＞＜/at＞`` on every
+platform, whatever escapes each renderer honours.
 """
 
 from __future__ import annotations
@@ -12,6 +19,32 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_OFFERS_PER_ALERT = 10
+# What a robot's markdown could read as markup, and the full-width look-alike each becomes.
+_MARKUP = str.maketrans(
+    {
+        "[": "［",
+        "]": "］",
+        "<": "＜",
+        ">": "＞",
+        "&": "＆",
+        "*": "＊",
+        "_": "＿",
+        "~": "～",
+        "`": "｀",
+        "\\": "＼",
+        "@": "＠",
+        "#": "＃",
+        "|": "｜",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def literal(text: object) -> str:
+    """``text`` from outside as data in a robot's markdown: no link, image, tag, mention, entity,
+    emphasis or bare URL survives (see the module's docstring)."""
+    return str(text).translate(_MARKUP).replace("://", "：//")
 
 
 @dataclass(frozen=True)
@@ -43,10 +76,10 @@ def offer_line(offer: Mapping[str, Any]) -> str:
     """``autodl west-B RTX4090-24GB on_demand: 1.88 CNY/GPU-h, stock 12/80 idle (reason)``."""
     price = float(offer["cny_per_gpu_hour"])
     line = (
-        f"{offer['provider']} {offer['region']} {offer['instance_type']} {offer['billing']}: "
-        f"{price:.2f} CNY/GPU-h, stock {offer.get('stock') or '-'}"
+        f"{offer['provider']} {literal(offer['region'])} {literal(offer['instance_type'])} "
+        f"{offer['billing']}: {price:.2f} CNY/GPU-h, stock {offer.get('stock') or '-'}"
     )
-    return line + (f" ({offer['reason']})" if offer.get("reason") else "")
+    return line + (f" ({literal(offer['reason'])})" if offer.get("reason") else "")
 
 
 def fit(text: str, max_bytes: int) -> str:

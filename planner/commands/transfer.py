@@ -27,7 +27,8 @@ from planner.views.transfer import render_import
     "--replace",
     is_flag=True,
     help="Store the file's price where another is stored for the same instance, billing mode and day "
-    "(a correction); the old prices go into the run's notes.",
+    "(a correction): only the columns the file has change, and every old row is kept whole in the "
+    "price_corrections table.",
 )
 @format_option
 @click.pass_obj

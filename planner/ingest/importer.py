@@ -10,7 +10,8 @@ one observation per instance, billing mode and day; a row whose day is stored at
 conflict, refused with its line unless ``replace``.
 
 Numbers are read by ``planner.units.parse_decimal`` (no ``8,68``, ``3_0`` or non-ASCII digits), every
-price checked by ``planner.ingest.normalize.check_price``; names lose invisible characters
+price checked by ``planner.ingest.normalize.check_price`` and against its GPU model's plausibility band
+(``planner.ingest.band``: a price too cheap to be true is refused with its line); names lose invisible characters
 (``planner.text``), and a control character or a name starting like a formula is refused.
 """
 
@@ -32,7 +33,14 @@ from sqlalchemy import exc
 from sqlalchemy.engine import Connection, Engine
 
 from db import store
-from db.bulk import Correction, PriceBatches, move_to_run, replace_corrections
+from db.bulk import (
+    CORRECTABLE_COLUMNS,
+    Correction,
+    PriceBatches,
+    move_to_run,
+    replace_corrections,
+    stored_tiers,
+)
 from db.queries import has_prices
 from db.records import PriceRecord
 from db.store import AvailabilityRow, InstanceConflict, InstanceKey, InstanceRow
@@ -46,6 +54,7 @@ from planner.ingest.normalize import (
     check_name,
     check_tier,
     cny_per_gpu_hour,
+    is_suspicious_move,
     parse_price,
 )
 from planner.money import PriceRejected, fx_rate
@@ -82,7 +91,7 @@ class ImportResult:
     already_present: int
     instances: int
     run_id: int
-    replaced: int = 0  # stored prices corrected (--replace); the old ones are in the run's notes
+    replaced: int = 0  # stored prices corrected (--replace); the old rows are in price_corrections
 
 
 def import_file(
@@ -117,7 +126,7 @@ def import_csv(
 
     A row whose instance, billing mode and day is stored at another price is a conflict: the import
     is refused naming each one with its line, unless ``replace``, when the row's price is stored
-    instead and the old one recorded in the run's notes.
+    instead (only the columns the file has change) and the old row kept whole in ``price_corrections``.
     """
     result = _import(engine, path, fx, kind, extra_columns, batch_rows, only_if_empty=False, replace=replace)
     assert result is not None  # only an import into an empty database can be skipped
@@ -178,7 +187,10 @@ def _import(
                 raise ImportFileError(_conflicts_message(path.name, corrections), hint=CONFLICT_HINT)
             notes = None
             if corrections:
-                replace_corrections(conn, [c for _, c in corrections], run_id)
+                given = [c for c in CORRECTABLE_COLUMNS if c in reader.columns]
+                if "tiers" not in given:
+                    _check_kept_tiers(conn, path.name, corrections)
+                replace_corrections(conn, [c for _, c in corrections], run_id, given)
                 notes = _replaced_notes(corrections)
             changed = stored.changed
             if reader.snapshot_keys:
@@ -216,8 +228,8 @@ def _import(
 
 
 CONFLICT_HINT = Phrase(
-    "to correct them, import the file again with {replace}: it stores this file's prices and records the "
-    "old ones in the run's notes (`planner runs --format json`)"
+    "to correct them, import the file again with {replace}: it stores this file's prices, changing only "
+    "the columns the file has, and keeps every old row whole in the price_corrections table"
 )
 MAX_LISTED = 20  # conflicts named in an error, replacements in a run's notes; the rest are counted
 
@@ -239,14 +251,34 @@ def _conflicts_message(name: str, corrections: list[tuple[int, Correction]]) -> 
     )
 
 
+def _check_kept_tiers(conn: Connection, name: str, corrections: list[tuple[int, Correction]]) -> None:
+    """A correction whose file has no tiers column keeps the stored tiers: each must still be within
+    tenfold of the corrected price (the rule of any tier); ImportFileError naming the line if not."""
+    kept = stored_tiers(conn, [c.key for _, c in corrections])
+    for line, c in corrections:
+        steps = json.loads(kept.get(c.key) or "[]")
+        far = [p for _, p in steps if is_suspicious_move(c.record.price, Decimal(str(p)))]
+        if far:
+            raise ImportFileError(
+                f"{name}: line {line}: {'/'.join(c.record.instance)} {c.record.billing} would keep its stored "
+                f"tiers {kept[c.key]}, more than tenfold away from the corrected price "
+                f"{c.record.price.normalize():f}; nothing imported",
+                hint="add a tiers column to the file (empty for none) so the correction sets them too",
+            )
+
+
 def _replaced_notes(corrections: list[tuple[int, Correction]]) -> str:
-    lines = [f"replaced {len(corrections)} stored price(s) (old -> new):"]
-    for line, c in corrections[: MAX_LISTED * 50]:
+    """The run's note: how many it replaced and the first few; every old row is in price_corrections."""
+    lines = [
+        f"replaced {len(corrections)} stored price(s) (old -> new); every old row is kept whole in the "
+        "price_corrections table (run_id = this run):"
+    ]
+    for line, c in corrections[:MAX_LISTED]:
         lines.append(
             _conflict_text(line, c).replace(" is stored at ", " was ").replace(", this file says ", " -> ")
         )
-    if len(corrections) > MAX_LISTED * 50:
-        lines.append(f"and {len(corrections) - MAX_LISTED * 50} more")
+    if len(corrections) > MAX_LISTED:
+        lines.append(f"and {len(corrections) - MAX_LISTED} more")
     return "\n".join(lines)
 
 
@@ -385,7 +417,7 @@ class _RowReader:
                 return self.check(fields)
             try:
                 price = parse_price(text)
-                cny = cny_per_gpu_hour(price, offer.rate, offer.billing, offer.gpu_count)
+                cny = cny_per_gpu_hour(price, offer.rate, offer.billing, offer.gpu_count, offer.gpu_model)
             except PriceRejected:
                 return self.check(fields)
             offer.text, offer.price, offer.cny = text, price, cny
@@ -442,10 +474,15 @@ class _RowReader:
             memory_gb=_optional_float(record.get("memory_gb"), "memory_gb"),
             gpu_note=_free_text(record.get("gpu_note")),
         )
-        cny = cny_per_gpu_hour(price, rate, billing, gpu_count)
+        cny = cny_per_gpu_hour(price, rate, billing, gpu_count, gpu_model)
         source = _free_text(record.get("source"))
-        tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count)
+        tiers = _tiers(record.get("tiers"), price, rate, billing, gpu_count, gpu_model)
         median = parse_price(record["median_price"]) if (record.get("median_price") or "").strip() else None
+        if median is not None:  # a marketplace's median listing: as plausible as any price
+            try:
+                cny_per_gpu_hour(median, rate, billing, gpu_count, gpu_model)
+            except PriceRejected as err:
+                raise PriceRejected(str(err).replace("price", "median_price", 1)) from None
         stock = _stock(record)
         key = instance.key
         known = self._instances.get(key)
@@ -458,7 +495,9 @@ class _RowReader:
                 f"{'/'.join(key)} was {known.gpu_count:g}x {known.gpu_model} "
                 f"earlier in the file, here {gpu_count:g}x {gpu_model}"
             )
-        offer = _Offer(key, billing, currency, unit, source, rate, gpu_count, record["price"], price, cny)
+        offer = _Offer(
+            key, billing, currency, unit, source, rate, gpu_count, gpu_model, record["price"], price, cny
+        )
         offer.tiers, offer.median, offer.stock = tiers, median, stock
         offer.confirmed = _optional_moment(record.get("confirmed_at"), "confirmed_at", observed_at)
         offer.unlisted = _optional_moment(record.get("unlisted_at"), "unlisted_at", None)
@@ -505,6 +544,7 @@ class _Offer:
         "source",
         "rate",
         "gpu_count",
+        "gpu_model",
         "text",
         "price",
         "cny",
@@ -525,12 +565,13 @@ class _Offer:
         source: str | None,
         rate: Decimal,
         gpu_count: float,
+        gpu_model: str,
         text: str,
         price: Decimal,
         cny: Decimal,
     ):
         self.key, self.billing, self.currency, self.unit, self.source = key, billing, currency, unit, source
-        self.rate, self.gpu_count = rate, gpu_count
+        self.rate, self.gpu_count, self.gpu_model = rate, gpu_count, gpu_model
         self.text, self.price, self.cny = text, price, cny  # the last price seen, as written and checked
         self.tiers: str | None = None  # as stored in prices.tiers
         self.median: Decimal | None = None
@@ -627,7 +668,9 @@ def _free_text(value: str | None) -> str | None:
     return text or None
 
 
-def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_count: float) -> str | None:
+def _tiers(
+    value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_count: float, gpu_model: str
+) -> str | None:
     """The ``tiers`` column (JSON ``[[from_hour, "price"], ...]``), each step checked like any price."""
     text = (value or "").strip()
     if not text:
@@ -639,7 +682,7 @@ def _tiers(value: str | None, price: Decimal, rate: Decimal, billing: str, gpu_c
         pairs = [(hour, parse_price(step_price)) for hour, step_price in steps]
     except (ValueError, TypeError):
         raise PriceRejected(f"tiers {text[:40]!r} is not a list of [from_hour, price]") from None
-    checked = sorted(check_tier(hour, p, price, rate, billing, gpu_count) for hour, p in pairs)
+    checked = sorted(check_tier(hour, p, price, rate, billing, gpu_count, gpu_model) for hour, p in pairs)
     return json.dumps([[hour, str(p)] for hour, p in checked]) if checked else None
 
 

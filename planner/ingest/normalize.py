@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from planner import catalog
 from planner.billing import HOURLY_MODES, UNIT_OF_MODE, canonical_billing
 from planner.errors import UnknownNameError, UsageError
+from planner.ingest.band import check_plausible
 from planner.money import PriceRejected, fx_rate, per_gpu_hour
 from planner.text import CONTROL, printable, without_invisible
 from planner.units import parse_decimal
@@ -61,8 +62,12 @@ def check_price(price: Decimal, written: object = None) -> Decimal:
     raise PriceRejected(f"price {shown} is too large to be a price")
 
 
-def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_count: float) -> Decimal:
-    """What one GPU-hour costs at this price (``per_gpu_hour``), as stored: checked and to six places."""
+def cny_per_gpu_hour(
+    price: Decimal, currency_rate: Decimal, billing: str, gpu_count: float, gpu_model: str
+) -> Decimal:
+    """What one GPU-hour costs at this price (``per_gpu_hour``), as stored: checked (not rounding to zero,
+    not absurd, not under the floor of ``gpu_model``'s plausibility band, ``planner.ingest.band``) and
+    to six places."""
     value = per_gpu_hour(price * currency_rate, billing, gpu_count)
     if value < SIX_PLACES / 2:  # stored as 0.000000: a free GPU that plan recommends and quote divides by
         raise PriceRejected(
@@ -75,6 +80,7 @@ def cny_per_gpu_hour(price: Decimal, currency_rate: Decimal, billing: str, gpu_c
             if value < 10**12
             else f"price {price:.6g} per {UNIT_OF_MODE[billing]} is {value:.3g} CNY per GPU-hour, which is absurd"
         )
+    check_plausible(gpu_model, value, f"price {price:.6g} per {UNIT_OF_MODE[billing]}")
     return value.quantize(SIX_PLACES)
 
 
@@ -117,7 +123,8 @@ def is_suspicious_move(old: Decimal, new: Decimal) -> bool:
 # - A marketplace (AutoDL) yields the cheapest listing and a median one (``extra["stat"] == "median"``,
 #   instance type "<GPU> (median)"): the median is folded into the cheapest offer as ``median_price``,
 #   never stored as a rentable instance of its own, so a quote cannot count the same GPUs twice.
-# - Refused (counted and named, never stored): zero, negative or absurd prices, unknown billing modes or
+# - Refused (counted and named, never stored): zero, negative or absurd prices, prices under the GPU
+#   model's plausibility band (``planner.ingest.band``), unknown billing modes or
 #   currencies, a unit that is not the billing mode's, GPU counts outside (0, 64], oversized names, and
 #   names with control characters or that begin like a spreadsheet formula (=, +, -, @).
 # - Dropped (the price is kept, the fact left out): vCPUs, memory, idle and total GPUs that are not
@@ -336,11 +343,13 @@ def _offer(raw: RawOffer, gpu_model: str, fx: Mapping[str, object]) -> Normalize
     price = check_price(check_price(raw.price) * factor)
     currency = raw.currency.strip().upper()
     rate = fx_rate(currency, fx)
-    cny = cny_per_gpu_hour(price, rate, billing, count)
+    cny = cny_per_gpu_hour(price, rate, billing, count, gpu_model)
     tiers: tuple[tuple[int, Decimal], ...] = ()
     if billing in HOURLY_MODES:
         tiers = tuple(
-            sorted(check_tier(hour, p * factor, price, rate, billing, count) for hour, p in raw.tiers)
+            sorted(
+                check_tier(hour, p * factor, price, rate, billing, count, gpu_model) for hour, p in raw.tiers
+            )
         )
     return NormalizedOffer(
         provider=raw.provider,
@@ -407,12 +416,12 @@ def _tier_hour(hour: object) -> int:
 
 
 def check_tier(
-    hour: object, price: Decimal, base: Decimal, rate: Decimal, billing: str, gpu_count: float
+    hour: object, price: Decimal, base: Decimal, rate: Decimal, billing: str, gpu_count: float, gpu_model: str
 ) -> tuple[int, Decimal]:
     """One step of a tiered hourly price (Tencent: cheaper after ``vocab.TENCENT_TIER_HOURS``), through the checks
     of any price, and not more than tenfold away from the base price it steps down from."""
     check_price(price)
-    cny_per_gpu_hour(price, rate, billing, gpu_count)
+    cny_per_gpu_hour(price, rate, billing, gpu_count, gpu_model)
     if is_suspicious_move(base, price):
         raise PriceRejected(
             f"tier price {price:.6g} from hour {hour} is more than tenfold away from {base:.6g}"

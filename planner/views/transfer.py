@@ -9,7 +9,7 @@ def render_import(file: str, result) -> str:  # noqa: ANN001 - planner.ingest.im
         f"Imported {file}: {result.rows} row(s), {result.stored} new price(s), "
         f"{result.already_present} already present, "
         + (
-            f"{result.replaced} replaced (old prices in the notes of run {result.run_id}), "
+            f"{result.replaced} replaced (the old rows kept in price_corrections, run {result.run_id}), "
             if result.replaced
             else ""
         )

@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 
 from scrapers.base import RawOffer, ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
+from scrapers.stock import known_count
 from scrapers.types import Issue, ProviderMode, ProviderSettings, to_price
 from vocab import StockStatus
 
@@ -144,8 +145,10 @@ def parse_zones(body: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def parse_inventory(body: dict[str, Any]) -> dict[str, dict[str, dict[str, int]]] | None:
-    """Idle cards: {pool: {zone id: {GPU type: cards}}}; None when the answer has no inventory."""
+def parse_inventory(body: dict[str, Any]) -> dict[str, dict[str, dict[str, int | None]]] | None:
+    """Idle cards: {pool: {zone id: {GPU type: cards}}}; None when the answer has no inventory. A count
+    that is not one (negative, fractional, text) is kept as None: that type's idle cards are unknown,
+    where leaving it out would read as none free (sold out)."""
     raw = body.get("GpuInventoryByZone", body.get("GpuInventory"))
     if isinstance(raw, str):  # the SDK declares the field a string
         try:
@@ -154,12 +157,12 @@ def parse_inventory(body: dict[str, Any]) -> dict[str, dict[str, dict[str, int]]
             return None
     if not isinstance(raw, dict):
         return None
-    pools: dict[str, dict[str, dict[str, int]]] = {}
+    pools: dict[str, dict[str, dict[str, int | None]]] = {}
     for pool, zones in raw.items():
         if not isinstance(zones, dict):
             continue
         pools[str(pool)] = {
-            str(zone): {str(g): n for g, n in cards.items() if type(n) is int and 0 <= n <= 10_000_000}
+            str(zone): {str(g): known_count(n) for g, n in cards.items()}
             for zone, cards in zones.items()
             if isinstance(cards, dict)
         }
@@ -363,7 +366,7 @@ class CompshareScraper:
         vcpus: int,
         memory_gib: int,
         prices: dict[str, Decimal],
-        inventory: dict[str, dict[str, dict[str, int]]] | None,
+        inventory: dict[str, dict[str, dict[str, int | None]]] | None,
     ) -> Iterator[RawOffer]:
         for charge, price in sorted(prices.items()):
             billing, unit = CHARGE_TYPES[charge]
@@ -373,7 +376,8 @@ class CompshareScraper:
                 )
             pool = "Spot" if billing == "spot" else "Exclusive"
             zone_cards = (inventory or {}).get(pool, {}).get(zone_id)
-            # The inventory lists a zone's free cards per type: a type it leaves out has none free.
+            # The inventory lists a zone's free cards per type: a type it leaves out has none free; a
+            # count that is not one (-1) says nothing (None): the type's status word decides.
             idle = None if zone_cards is None else zone_cards.get(gpu.name, 0)
             stock = PRICED_STATUSES[gpu.status]
             if stock == StockStatus.AVAILABLE and idle is not None and idle < gpus:

@@ -100,10 +100,10 @@ def test_whole_instances_are_paid_for(engine, tmp_path):
     [("daily", 3, 3), ("weekly", 8, 2), ("weekly", 7, 1), ("monthly", 31, 2), ("yearly", 400, 2)],
 )
 def test_subscriptions_pay_whole_periods_covering_the_days(engine, tmp_path, mode, days, periods):
-    load(engine, tmp_path, [price_row(billing=mode, price="100")])
+    load(engine, tmp_path, [price_row(billing=mode, price="10000")])
     result = run(engine, gpu="A100", hours=24, days=days)
     assert result.recommendation.units_paid == periods
-    assert result.recommendation.total_cny == Decimal(100 * periods)
+    assert result.recommendation.total_cny == Decimal(10000 * periods)
 
 
 def test_spot_only_when_asked_and_flagged(engine, tmp_path):

@@ -96,7 +96,9 @@ def test_tencent_tiers_are_stored_as_json_the_quote_reads():
     # 400 hours: 96 at 8.68, 264 at 8.2, 40 at 7.9
     expected = Decimal("96") * Decimal("8.68") + 264 * Decimal("8.2") + 40 * Decimal("7.9")
     assert tiered_cost(offer.price, tiers_of(offer.tiers_json), Decimal(400)) == expected
-    monthly = one(replace(T4, billing="monthly", unit="month", tiers=((96, Decimal("1")),)))
+    monthly = one(
+        replace(T4, billing="monthly", unit="month", price=Decimal("3000"), tiers=((96, Decimal("1")),))
+    )
     assert monthly.tiers_json is None  # tiers only mean something for hourly prices
 
 
@@ -201,7 +203,18 @@ def test_marketplace_median_rides_on_the_cheapest_offer_never_as_an_instance():
 
 def test_an_instance_relabelled_within_one_run_keeps_its_first_gpu():
     result = normalize_offers(
-        [T4, replace(T4, billing="monthly", unit="month", gpu_name="NVIDIA V100", gpu_memory_gb=32)], FX
+        [
+            T4,
+            replace(
+                T4,
+                billing="monthly",
+                unit="month",
+                price=Decimal("3000"),
+                gpu_name="NVIDIA V100",
+                gpu_memory_gb=32,
+            ),
+        ],
+        FX,
     )
     assert [o.billing for o in result.offers] == ["on_demand"]
     assert "1x V100-32GB here" in result.rejected[0] and "1x T4-16GB elsewhere" in result.rejected[0]

@@ -65,7 +65,7 @@ def write_rows(path: Path, rows: list[dict[str, object]], columns: list[str] | N
     [
         ({"price": Decimal("0.0000001")}, "rounds to zero"),
         ({"price": Decimal("0.000001"), "billing": "monthly", "unit": "month"}, "rounds to zero"),
-        ({"tiers": ((96, Decimal("0.0001")),)}, "tenfold"),
+        ({"tiers": ((96, Decimal("0.5")),)}, "tenfold"),  # 17 times under 8.68, above the T4's floor
         ({"tiers": ((96, Decimal("1e30")),)}, "too large"),
         ({"tiers": ((96, Decimal("0.0000001")),)}, "rounds to zero"),
         ({"tiers": ((96, Decimal("100")),)}, "tenfold"),
