@@ -56,7 +56,7 @@ def test_each_model_has_a_floor_from_its_class_and_purchase_price():
     assert floor_of("T4-16GB")[0] == OTHER_FLOOR
     assert floor_of("A100-40GB")[0] == HBM_FLOOR
     assert floor_of("V100-32GB")[0] == HBM_FLOOR
-    assert floor_of("H20-96GB")[0] == Decimal("0.82")  # 143,750 / 175,200
+    assert floor_of("H20-96GB")[0] == Decimal("0.78")  # 136,250 / 175,200
     assert floor_of("H100-80GB") == (Decimal("1.93"), "its purchase price 337,500 CNY over twenty years")
     for model in catalog.all_models():  # every model has one
         assert floor_of(model.name)[0] >= OTHER_FLOOR
