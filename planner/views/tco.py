@@ -25,7 +25,11 @@ def render_tco(
         table(
             [
                 ["total CNY", money(r.buy_total_cny), money(r.rent_total_cny)],
-                ["CNY per GPU-hour", money(r.buy_cny_per_gpu_hour), money(r.rent_cny_per_gpu_hour)],
+                [
+                    f"CNY per GPU-hour for {r.hours:,g} h",
+                    money(r.buy_cny_per_gpu_hour),
+                    money(r.rent_cny_per_gpu_hour),
+                ],
             ],
             ["", "buy", "rent"],
             align_right=(1, 2),
