@@ -130,7 +130,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
     ]
     hourly = all(b in HOURLY_MODES for b in result.billing)
     notes.append(
-        "CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance "
+        f"{list_label(result.billing)}: the cheapest latest list price per GPU over every provider, region and instance "
         "(multi-GPU instances divided by their GPUs; vGPU slices left out"
         + ("" if BillingMode.SPOT in result.billing else "; spot only with --billing spot")
         + ")"

@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from db import run_offers, store
+from planner.alerts.digest import digest
 from planner.answers.report import produce_report
 from planner.app import App
 from reports.summary import summarise
@@ -92,6 +93,9 @@ def test_one_report_email_gives_one_cheapest_on_demand_figure_and_it_is_gpus_val
     t4 = [line for line in text.splitlines() if "T4-16GB" in line]
     assert t4 and "11.84" not in text
     assert any("CNY 2.43/GPU-h (yearly, 8,760 h a year)" in x and "on_demand CNY 8.68/GPU-h" in x for x in t4)
+    # the digest for the group chat says the same, with the same basis
+    (line,) = [x for x in digest(outcome.report)[1].splitlines() if x.startswith("- T4-16GB:")]
+    assert "2.43 CNY/GPU-h (yearly, 8,760 h a year; on_demand 8.68)" in line
 
 
 def test_an_offer_its_provider_no_longer_lists_is_never_the_cheapest(engine, run_cli):

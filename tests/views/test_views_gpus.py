@@ -50,5 +50,5 @@ Prices observed 2026-11-20 to 2026-11-25.
 2  A100-80GB     312  80                        30.00  aliyun ecs.gn7e-c16g1.32xlarge on_demand             10.40          2.67  6 d
 
 TFLOPS: dense BF16 peak (FP16 where the GPU has no BF16), no sparsity, from the catalog.
-CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance (multi-GPU instances divided by their GPUs; vGPU slices left out; spot only with --billing spot).
+CNY/GPU-h (list, on_demand): the cheapest latest list price per GPU over every provider, region and instance (multi-GPU instances divided by their GPUs; vGPU slices left out; spot only with --billing spot).
 Offers that could not be rented at their provider's last refresh (sold out, short of idle GPUs, not orderable) are passed over; most providers state no stock, and those offers count as available."""
