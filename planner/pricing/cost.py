@@ -48,7 +48,7 @@ from planner.billing import (
 )
 from planner.errors import ConfigError, QuantityError, UsageError
 from planner.money import PriceRejected, fx_rate
-from planner.pricing.headline import listed
+from planner.pricing.headline import job_price, listed
 from planner.pricing.links import link_between
 
 # Defined in planner.pricing.offer, so that query and tiers can name Offer without importing this
@@ -415,6 +415,7 @@ class JobCost:
             "tiers": [t.to_dict() for t in self.tiers_used],
             "total_cny": shown_total(self.total_cny),
             "cny_per_gpu_hour": self.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "cny_per_gpu_hour_basis": job_price(self).basis,  # this job's cost, for its hours
             "link": link,
             "nvlink_gbps_bidir": nvlink,
             "subscription_breakeven_hours_per_month": self.subscription_breakeven_hours_per_month,

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
-from planner.billing import ON_DEMAND
 from planner.pricing.offer import Offer
 from vocab import gpu_hour_basis
 
@@ -84,8 +83,3 @@ def hours_label(hours: float) -> str:
 def listed(offers: Iterable[Offer]) -> list[Offer]:
     """The offers their provider still lists: an offer it no longer lists is never a headline."""
     return [o for o in offers if o.unlisted_at is None]
-
-
-def on_demand(offers: Iterable[Offer]) -> list[Offer]:
-    """The on-demand offers: what an hour costs today without a commitment."""
-    return [o for o in offers if o.billing == ON_DEMAND]

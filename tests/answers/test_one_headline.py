@@ -126,10 +126,12 @@ def test_the_same_offer_and_hours_give_one_figure_and_each_names_its_basis(engin
         == _value(run_cli, "RTX4090-24GB")["cny_per_gpu_hour"]
     )
     assert "CNY/GPU-h (list" in run_cli("gpus", "--value").stdout
+    assert _value(run_cli, "RTX4090-24GB")["cny_per_gpu_hour_basis"] == "on_demand, per hour"
     # a job's cost per GPU-hour: quote and tco give one figure for the same hours, and say the hours
     # (730 h would take 31 days, two months: a month's list price per GPU-hour is no job's cost)
     for hours, figure in (("720", Decimal("1.46")), ("24", Decimal("1.98"))):
         best = _json(run_cli, "quote", *gpu, "--hours", hours)["recommendation"]
+        assert best["cny_per_gpu_hour_basis"] == f"{best['billing']}, for {hours} h"
         rent = _json(run_cli, "tco", *gpu, "--hours", hours, "--price-basis", "latest")[
             "rent_cny_per_gpu_hour"
         ]
