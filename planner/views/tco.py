@@ -31,7 +31,8 @@ def render_tco(
                     money(r.rent_cny_per_gpu_hour),
                 ],
             ],
-            ["", "buy", "rent"],
+            # the rental's price basis beside its figure: a 30-day median is not quote's latest price
+            ["", "buy", f"rent ({rental.price_basis} price)" if rental else "rent"],
             align_right=(1, 2),
         ),
         "",

@@ -138,3 +138,6 @@ def test_the_same_offer_and_hours_give_one_figure_and_each_names_its_basis(engin
         assert round(Decimal(str(best["cny_per_gpu_hour"])), 2) == figure == round(Decimal(str(rent)), 2)
         assert f"CNY/GPU-h for {hours} h" in run_cli("quote", *gpu, "--hours", hours).stdout
         assert f"CNY per GPU-hour for {hours} h" in run_cli("tco", *gpu, "--hours", hours).stdout
+    # tco's default rental basis is the 30-day median (the 1.47): its column says which price it is
+    rental = _json(run_cli, "tco", *gpu, "--hours", "720")["rental"]
+    assert f"rent ({rental['price_basis']} price)" in run_cli("tco", *gpu, "--hours", "720").stdout
