@@ -1,7 +1,8 @@
 """The report's chart, and the drawing pieces every chart of ours shares.
 
 ``write_chart`` draws the cheapest on-demand CNY per GPU-hour of each GPU model, one point a day over
-the report's trend window (``reports.data.trend_frame``), as a PNG beside the CSV files: the
+the report's trend window (``reports.data.trend_frame``; the last point is the model's on-demand
+headline, the figure ``gpus --value`` and the cheapest CSV give), as a PNG beside the CSV files: the
 headline comparison, so the team sees at a glance which GPU got cheaper. The GPU models are those of
 the report's cheapest table that have an on-demand price in the window; at most MAX_LINES of them, the
 ones with the most offers (the GPUs most widely sold), named in the subtitle with how many were left out.
@@ -251,9 +252,10 @@ def _subtitle(trend: Trend) -> str:
 
 
 def _legend_title(trend: Trend) -> str:
+    # the last point is the on-demand headline: the cheapest offer that can be rented now (reports.data)
     if trend.single_day:
-        return "CNY/GPU-h"
-    return f"latest CNY/GPU-h\n(change since {trend.first_day:%b %d})"
+        return "CNY/GPU-h on demand, now"
+    return f"CNY/GPU-h on demand, now\n(change since {trend.first_day:%b %d})"
 
 
 def _label(line: TrendLine) -> str:

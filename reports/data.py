@@ -24,7 +24,7 @@ from db.report_queries import (
     trend_rows,
 )
 from vocab import PRICE_COLUMNS as VOCAB_PRICE_COLUMNS
-from vocab import BillingMode, StockStatus
+from vocab import BillingMode, StockStatus, gpu_hour_basis
 
 # (label, days back, extra days of slack): "the previous day" is the latest observation 1 to 3 days
 # before, "the previous week" the latest 7 to 14 days before, so a refresh missed over a weekend still
@@ -98,6 +98,9 @@ class CheapestChoice:
     scope: str = ALL_REGIONS  # the region scope of the pick, as the cheapest table's scope column says
     in_scope: Callable[[str, str], bool] | None = None  # (provider, region) within the scope; None: all
     notes: tuple[str, ...] = ()  # one line saying the scope, one per model with a cheaper option outside
+    # per GPU model, its on-demand headline (``planner.pricing.headline``): the list price per GPU-hour of
+    # its cheapest on-demand offer that can be rented now, within the scope, as ``gpus --value`` ranks by
+    on_demand: Mapping[str, float] | None = None
 
 
 def _number(value: Decimal | float | int | None) -> float | None:
@@ -160,6 +163,8 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
         "providers",
         "cheapest_spot_cny_per_gpu_hour",
         "scope",
+        "cny_per_gpu_hour_basis",
+        "on_demand_cny_per_gpu_hour",
     ]
     latest = in_scope(latest, choice)
     if latest.empty:
@@ -179,6 +184,13 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
     best["cheapest_spot_cny_per_gpu_hour"] = (
         latest[latest["billing"] == BillingMode.SPOT.value].groupby("gpu_model")["cny_per_gpu_hour"].min()
     )
+    best["cny_per_gpu_hour_basis"] = best["billing"].map(gpu_hour_basis)
+    if choice is not None and choice.on_demand is not None:
+        best["on_demand_cny_per_gpu_hour"] = pd.Series(dict(choice.on_demand), dtype="float64")
+    else:
+        on_demand = latest[latest["billing"] == BillingMode.ON_DEMAND.value]
+        best["on_demand_cny_per_gpu_hour"] = on_demand.groupby("gpu_model")["cny_per_gpu_hour"].min()
+    best = _typed(best, floats=("on_demand_cny_per_gpu_hour",))
     return best.reset_index()[columns]
 
 
@@ -191,11 +203,24 @@ def trend_frame(
     choice: CheapestChoice | None = None,
 ) -> pd.DataFrame:
     """One row per GPU model and day: its cheapest on-demand CNY per GPU-hour (``trend_rows``)
-    within ``choice``'s region scope, by model then day; empty when ``until`` is None (no price at all)."""
+    within ``choice``'s region scope, by model then day; empty when ``until`` is None (no price at all).
+
+    The last day (``until``) is each model's on-demand headline where ``choice`` has it: the price
+    ``gpus --value`` and the cheapest table name (the cheapest offer that can be rented now, its latest
+    price however long ago it was last confirmed), so the chart's latest point and the e-mail's
+    on-demand figure are one number."""
     rows = [] if until is None else trend_rows(conn, until, days, gpu_models, providers)
     regional = in_scope(pd.DataFrame(rows, columns=[*TREND_COLUMNS, "provider", "region"]), choice)
     grouped = regional.groupby(["day", "gpu_model"], as_index=False, sort=False)
     frame = grouped.agg(cny_per_gpu_hour=("cny_per_gpu_hour", "min"), offers=("offers", "sum"))
+    if until is not None and choice is not None and choice.on_demand is not None:
+        last = frame["day"] == until
+        counted = dict(zip(frame.loc[last, "gpu_model"], frame.loc[last, "offers"], strict=True))
+        headline = pd.DataFrame(
+            [(until, m, float(p), counted.get(m, 1)) for m, p in choice.on_demand.items()],
+            columns=list(TREND_COLUMNS),
+        )
+        frame = pd.concat([frame[~last], headline]) if len(headline) else frame[~last]
     frame = _typed(frame[list(TREND_COLUMNS)], floats=("cny_per_gpu_hour",))
     frame["day"] = pd.to_datetime(frame["day"])
     frame["offers"] = frame["offers"].astype("int64")

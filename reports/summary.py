@@ -16,7 +16,7 @@ import pandas as pd
 
 from reports.build import TABLES, Report
 from reports.chart import SIZE_PX, Chart, alt_text
-from vocab import PROBLEM_RUN_STATUSES, RunStatus
+from vocab import PROBLEM_RUN_STATUSES, BillingMode, RunStatus
 
 PROBLEM_STATUSES = PROBLEM_RUN_STATUSES
 
@@ -87,8 +87,9 @@ def summarise(
     cheap_rows: list[tuple[str, ...]] = [
         (
             str(r.gpu_model),
-            f"CNY {_money(r.cny_per_gpu_hour)}/GPU-h",
-            f"{r.provider} {r.instance_type} ({r.region}), {r.billing}",
+            f"CNY {_money(r.cny_per_gpu_hour)}/GPU-h ({r.cny_per_gpu_hour_basis})",
+            _on_demand(r.billing, r.on_demand_cny_per_gpu_hour),
+            f"{r.provider} {r.instance_type} ({r.region})",
             _when(r.observed_at_utc)[:10],
         )
         for r in cheapest.itertuples()
@@ -109,10 +110,13 @@ def summarise(
     file_rows = [(p.name, _describe_file(report, p)) for p in files]
 
     more = len(report.tables["cheapest"]) - len(cheapest)
-    cheap_title = "Cheapest per GPU-hour" + (
-        f" (the {len(cheapest)} cheapest of {len(cheapest) + more} GPU models; all in the cheapest CSV)"
-        if more
-        else ""
+    cheap_title = (
+        "Cheapest per GPU-hour: list price, any billing mode (a period's price over all its hours)"
+        + (
+            f" (the {len(cheapest)} cheapest of {len(cheapest) + more} GPU models; all in the cheapest CSV)"
+            if more
+            else ""
+        )
     )
     sections: list[tuple[str, list[tuple[str, ...]], str]] = [
         (cheap_title, cheap_rows, "No prices."),
@@ -137,7 +141,10 @@ def _chart_block(chart: Chart | None, cid: str | None) -> _ChartBlock | None:
     where = (
         f"the chart is in the HTML version and in {chart.path.name}" if cid else f"chart: {chart.path.name}"
     )
-    title = f"Cheapest on-demand CNY per GPU-hour, {trend.first_day} to {trend.last_day}"
+    title = (
+        f"Cheapest on-demand CNY per GPU-hour (on_demand, per hour), {trend.first_day} to {trend.last_day};"
+        " the last figure is the cheapest that can be rented now"
+    )
     rows: list[tuple[str, ...]] = []
     for line in trend.lines:
         first, last = line.cny_per_gpu_hour[0], line.cny_per_gpu_hour[-1]
@@ -147,6 +154,14 @@ def _chart_block(chart: Chart | None, cid: str | None) -> _ChartBlock | None:
     if trend.left_out:
         rows.append((f"{trend.left_out} more GPU model(s)", "in the cheapest CSV", ""))
     return _ChartBlock(title, where, rows, cid, alt_text(trend))
+
+
+def _on_demand(billing: str, on_demand: float) -> str:
+    """The model's on-demand headline beside a cheapest option on another billing mode: the figure the
+    chart ends on and ``gpus --value`` ranks by."""
+    if billing == BillingMode.ON_DEMAND or pd.isna(on_demand):
+        return "" if billing == BillingMode.ON_DEMAND else "no on-demand price"
+    return f"on_demand CNY {_money(on_demand)}/GPU-h"
 
 
 def _first_line(value: object) -> str:

@@ -110,6 +110,19 @@ HOURS_PER_UNIT: dict[str, int] = {
 }
 
 
+def gpu_hour_basis(billing: str, hours: float | None = None) -> str:
+    """What a CNY-per-GPU-hour figure is, in words, for every column and label that shows one: a list
+    price per GPU-hour names its billing mode and the hours of its period ("monthly, 730 h a month";
+    "on_demand, per hour"); a job's cost per GPU-hour names the hours it was costed for ("monthly,
+    for 720 h"). The one wording: ``planner.pricing.headline`` and ``reports`` both use it."""
+    if hours is not None:
+        return f"{billing}, for {hours:,g} h"
+    unit = UNIT_OF_MODE.get(billing, "hour")
+    if unit == "hour":
+        return f"{billing}, per hour"
+    return f"{billing}, {HOURS_PER_UNIT[unit]:,} h a {unit}"
+
+
 # --- A price row, as every file spells it ---------------------------------------------------------------
 #
 # Declared once: ``planner import`` reads these columns, ``planner export`` and ``db.queries.export_rows``

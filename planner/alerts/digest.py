@@ -6,6 +6,7 @@ e-mail. Every region and instance name (from a provider or a file) is data (``pl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from planner.alerts.channels import CHANNELS, add_channel_hint, deliver
 from planner.alerts.channels.base import Delivery, Post
 from planner.alerts.message import fit, literal
 from planner.alerts.rules import load_channels
+from planner.billing import ON_DEMAND
 from planner.config import Config
 from planner.errors import ConfigError
 from vocab import PROBLEM_RUN_STATUSES
@@ -31,11 +33,16 @@ def digest(report: Any) -> tuple[str, str]:
     changes = report.tables["changes"]
     health = report.tables["health"]
     title = f"planner: GPU prices {report.day.isoformat()}"
-    lines = [f"### {title}", "", "**Cheapest per GPU-hour**"]
-    for r in cheapest.head(TOP_MODELS).itertuples():
+    lines = [f"### {title}", "", "**Cheapest per GPU-hour** (list price, any billing mode)"]
+    # the cheapest models first, as the e-mail lists them; each figure with its basis, and beside a
+    # subscription the on-demand headline the report's chart ends on (planner.pricing.headline)
+    top = cheapest.sort_values(["cny_per_gpu_hour", "gpu_model"], kind="stable").head(TOP_MODELS)
+    for r in top.itertuples():
+        hourly = r.on_demand_cny_per_gpu_hour
+        beside = "" if r.billing == ON_DEMAND or math.isnan(hourly) else f"; on_demand {hourly:,.2f}"
         lines.append(
-            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h, {r.provider} "
-            f"{literal(r.instance_type)} ({literal(r.region)}), {r.billing}"
+            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h ({r.cny_per_gpu_hour_basis}{beside}), "
+            f"{r.provider} {literal(r.instance_type)} ({literal(r.region)})"
         )
     if cheapest.empty:
         lines.append("- no prices: run `planner refresh`")

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vocab import gpu_hour_basis
+
 MAX_OFFERS_PER_ALERT = 10
 # What a robot's markdown could read as markup, and the full-width look-alike each becomes.
 _MARKUP = str.maketrans(
@@ -73,11 +75,12 @@ def render(firings: Sequence[Firing], max_bytes: int) -> tuple[str, str]:
 
 
 def offer_line(offer: Mapping[str, Any]) -> str:
-    """``autodl west-B RTX4090-24GB on_demand: 1.88 CNY/GPU-h, stock 12/80 idle (reason)``."""
+    """``autodl west-B RTX4090-24GB: 1.88 CNY/GPU-h (on_demand, per hour), stock 12/80 idle (reason)``:
+    the list price per GPU-hour with its basis, as the report and ``gpus --value`` show it."""
     price = float(offer["cny_per_gpu_hour"])
     line = (
-        f"{offer['provider']} {literal(offer['region'])} {literal(offer['instance_type'])} "
-        f"{offer['billing']}: {price:.2f} CNY/GPU-h, stock {offer.get('stock') or '-'}"
+        f"{offer['provider']} {literal(offer['region'])} {literal(offer['instance_type'])}: "
+        f"{price:.2f} CNY/GPU-h ({gpu_hour_basis(offer['billing'])}), stock {offer.get('stock') or '-'}"
     )
     return line + (f" ({literal(offer['reason'])})" if offer.get("reason") else "")
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.billing import ON_DEMAND
 from planner.config import Config, data_dir, zone
 from planner.errors import PlannerError, UsageError
 from planner.folders import ensure_folder
-from planner.pricing.cost import cheapest_in_and_out_of_scope
+from planner.pricing.cost import cheapest_in_and_out_of_scope, cheapest_offers
+from planner.pricing.headline import list_price
 from planner.pricing.query import (
     ALL,
     OfferQuery,
@@ -132,6 +134,7 @@ def cheapest_for(
 
         query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
         found, away = cheapest_in_and_out_of_scope(conn, query, fx)
+        hourly = cheapest_offers(conn, replace(query, billing=(ON_DEMAND,)), fx)
         notes = [scope_note(scope)]
         for model, o in away.items():
             amount = f"{model} at CNY {o.cny_per_gpu_hour:,.2f} per GPU-hour"
@@ -141,6 +144,7 @@ def cheapest_for(
             scope=scope,
             in_scope=lambda provider, region: within(scope, provider, region),
             notes=tuple(notes),
+            on_demand={m: float(list_price(o).cny_per_gpu_hour) for m, o in hourly.items()},
         )
 
     return cheapest

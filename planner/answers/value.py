@@ -120,6 +120,7 @@ class ValueRow:
             "dense_tflops": self.dense_tflops,
             "memory_gb": self.memory_gb,
             "cny_per_gpu_hour": o.cny_per_gpu_hour.quantize(FIGURE) if o else None,
+            "cny_per_gpu_hour_basis": said.get("cny_per_gpu_hour_basis"),  # a list price, its billing mode
             "tflops_per_cny_hour": self.tflops_per_cny_hour,
             "memory_gb_per_cny_hour": self.memory_gb_per_cny_hour,
             **{key: said.get(key) for key in OFFER_KEYS},

@@ -48,6 +48,7 @@ from planner.billing import (
 )
 from planner.errors import ConfigError, QuantityError, UsageError
 from planner.money import PriceRejected, fx_rate
+from planner.pricing.headline import job_price, listed
 from planner.pricing.links import link_between
 
 # Defined in planner.pricing.offer, so that query and tiers can name Offer without importing this
@@ -189,11 +190,12 @@ def cheapest_by_model(
     conn: Connection, offers: Iterable[Offer], candidates: int = STOCK_CANDIDATES
 ) -> dict[str, Offer]:
     """Per GPU model, the offer with the lowest list price per GPU-hour that can be rented now; the
-    cheapest when none can. Stock is read ``candidates`` offers of each model at a time, in one query
-    a round, and further only for the models whose offers read so far cannot be rented. The rule
-    ``gpus --value`` and the report's cheapest table share."""
+    cheapest when none can, but never one its provider no longer lists (``planner.pricing.headline``).
+    Stock is read ``candidates`` offers of each model at a time, in one query a round, and further only
+    for the models whose offers read so far cannot be rented. The rule ``gpus --value``, the report's
+    cheapest table, its chart and the digest share."""
     pending: dict[str, list[Offer]] = {}
-    for offer in offers:
+    for offer in listed(offers):
         pending.setdefault(offer.gpu_model, []).append(offer)
     pending = {model: sorted(found, key=per_gpu_hour_key) for model, found in pending.items()}
     first: dict[str, Offer] = {}
@@ -413,6 +415,7 @@ class JobCost:
             "tiers": [t.to_dict() for t in self.tiers_used],
             "total_cny": shown_total(self.total_cny),
             "cny_per_gpu_hour": self.cny_per_gpu_hour.quantize(Decimal("0.0001")),
+            "cny_per_gpu_hour_basis": job_price(self).basis,  # this job's cost, for its hours
             "link": link,
             "nvlink_gbps_bidir": nvlink,
             "subscription_breakeven_hours_per_month": self.subscription_breakeven_hours_per_month,

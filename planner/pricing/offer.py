@@ -18,7 +18,7 @@ from db.records import STOCK_KEYS, Stock
 from planner.billing import SPOT
 from planner.money import per_gpu_hour
 from planner.providers import MARKET_MACHINE_GPUS, MARKETPLACES
-from vocab import StockStatus, iso_time
+from vocab import StockStatus, gpu_hour_basis, iso_time
 
 # --- availability -------------------------------------------------------------------------------
 
@@ -208,6 +208,7 @@ class Offer:
             "unit": self.unit,
             "currency": self.currency,
             "cny_per_gpu_hour": self.cny_per_gpu_hour,
+            "cny_per_gpu_hour_basis": gpu_hour_basis(self.billing),  # a list price (planner.pricing.headline)
             "observed_at": iso_time(self.observed_at),
             "first_seen_at": iso_time(self.first_seen_at or self.observed_at),
             "last_confirmed_at": iso_time(self.observed_at),

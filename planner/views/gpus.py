@@ -10,6 +10,7 @@ from planner.catalog import ESTIMATE_MIDPOINT, interconnect_label
 from planner.on_application import providers_for
 from planner.output import money, short, table
 from planner.pricing.freshness import STALE_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.headline import list_label
 from planner.pricing.query import scope_words
 from planner.pricing.words import MARKETPLACE_NOTE
 from planner.providers import MARKETPLACES
@@ -81,7 +82,7 @@ def render_value(result: ValueRanking) -> str:
             "GPU",
             "TFLOPS",
             "GB",
-            "CNY/GPU-h",
+            list_label(result.billing),
             "where (cheapest)",
             "TFLOPS per CNY-h",
             "GB per CNY-h",
@@ -130,7 +131,7 @@ def _value_notes(result: ValueRanking) -> list[str]:
     ]
     hourly = all(b in HOURLY_MODES for b in result.billing)
     notes.append(
-        "CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance "
+        f"{list_label(result.billing)}: the cheapest latest list price per GPU over every provider, region and instance "
         "(multi-GPU instances divided by their GPUs; vGPU slices left out"
         + ("" if BillingMode.SPOT in result.billing else "; spot only with --billing spot")
         + ")"

@@ -31,7 +31,17 @@ def render_prices(found: PriceList) -> str:
         ]
         for r in found.rows
     ]
-    headers = ["gpu", "provider", "region", "instance", "gpus", "billing", "price", "CNY/GPU-h", "stock"]
+    headers = [
+        "gpu",
+        "provider",
+        "region",
+        "instance",
+        "gpus",
+        "billing",
+        "price",
+        "CNY/GPU-h (list)",
+        "stock",
+    ]
     headers += ["observed", "source"]
     lines = [table(rows, headers, align_right=(4, 6, 7))]
     if star := star_note(r.gpu_note for r in found.rows):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from planner.output import money, short, table
 from planner.pricing.cost import JobCost, shown_total
 from planner.pricing.freshness import OLD_DAYS, age_cell, age_legend, prices_line, stale_warning
+from planner.pricing.headline import hours_label
 from planner.pricing.recent import HISTORY_DAYS
 from planner.pricing.words import (
     MARKET_PRICE_NOTE,
@@ -91,7 +92,7 @@ def render_quote(result: Quote) -> str:
         "billing",
         "unit price",
         "total CNY",
-        "CNY/GPU-h",
+        hours_label(job.hours),
         *(["stock"] if with_stock else []),
         *([f"{job.history_days}d min-med-max", "trend"] if with_history else []),
         "observed",

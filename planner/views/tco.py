@@ -25,9 +25,14 @@ def render_tco(
         table(
             [
                 ["total CNY", money(r.buy_total_cny), money(r.rent_total_cny)],
-                ["CNY per GPU-hour", money(r.buy_cny_per_gpu_hour), money(r.rent_cny_per_gpu_hour)],
+                [
+                    f"CNY per GPU-hour for {r.hours:,g} h",
+                    money(r.buy_cny_per_gpu_hour),
+                    money(r.rent_cny_per_gpu_hour),
+                ],
             ],
-            ["", "buy", "rent"],
+            # the rental's price basis beside its figure: a 30-day median is not quote's latest price
+            ["", "buy", f"rent ({rental.price_basis} price)" if rental else "rent"],
             align_right=(1, 2),
         ),
         "",

@@ -92,9 +92,9 @@ def test_each_rule_kind_fires_exactly_once_over_a_replayed_pair_of_refreshes(
     for rule in ("cheap-4090-beijing", "4090-drop", "h20-idle", "anything-new"):
         assert f"**{rule}**" in wecom
     assert "h20-back" not in wecom
-    rtx = next(line for line in wecom.splitlines() if "autodl beijing-A RTX 4090 on_demand" in line)
-    assert "1.98 CNY/GPU-h" in rtx
-    h20 = next(line for line in wecom.splitlines() if "autodl west-B H20-NVLink on_demand" in line)
+    rtx = next(line for line in wecom.splitlines() if "autodl beijing-A RTX 4090:" in line)
+    assert "1.98 CNY/GPU-h (on_demand, per hour)" in rtx  # the figure names its basis
+    h20 = next(line for line in wecom.splitlines() if "autodl west-B H20-NVLink:" in line)
     assert "6.98 CNY/GPU-h" in h20 and "stock 4/48 idle" in h20
     ding = next(r for r in robots.requests if r["kind"] == "dingtalk")["body"]["markdown"]["text"]
     assert "**h20-back**" in ding and "**cheap-4090-beijing**" in ding and "4090-drop" not in ding

@@ -312,7 +312,7 @@ def test_json_keys(run_cli, tmp_path):
     assert (a100["rank"], a100["tflops_per_cny_hour"], a100["memory_gb_per_cny_hour"]) == (2, 31.2, 8)
     assert a100["cny_per_gpu_hour"] == 10 and a100["provider"] == "tencent"
     assert set(a100) == {
-        "rank", "gpu_model", "china_variant", "dense_tflops", "memory_gb", "cny_per_gpu_hour",
+        "rank", "gpu_model", "china_variant", "dense_tflops", "memory_gb", "cny_per_gpu_hour", "cny_per_gpu_hour_basis",
         "tflops_per_cny_hour", "memory_gb_per_cny_hour", "provider", "region", "instance_type",
         "gpus_per_instance", "billing", "unit_price", "unit", "currency", "observed_at", "age_days",
         "from_snapshot", "source", "gpu_note", "sold_out", "stock_state",
@@ -331,7 +331,9 @@ def test_csv_columns(run_cli, tmp_path):
     import_rows(run_cli, tmp_path)
     lines = run_cli("gpus", "--value", "--sort", "memory", "--format", "csv").stdout.splitlines()
     assert lines[0].startswith("rank,gpu_model,china_variant,dense_tflops,memory_gb,cny_per_gpu_hour,")
-    assert lines[1].startswith("1,RTX4090-24GB,false,165.2,24,2,82.6,12,autodl,")  # 24 GB: a whole number
+    assert lines[1].startswith(
+        '1,RTX4090-24GB,false,165.2,24,2,"on_demand, per hour",82.6,12,autodl,'
+    )  # 24 GB: a whole number
     assert len(lines) == 1 + 5  # the ranked models only
     buy = run_cli("gpus", "--buy", "--format", "csv").stdout.splitlines()
     assert buy[0].endswith(

@@ -22,6 +22,8 @@ def _report(models: int) -> Report:
             "region": "cn-beijing",
             "billing": "on_demand",
             "observed_at_utc": pd.Timestamp("2026-12-01T00:00:00Z"),
+            "cny_per_gpu_hour_basis": "on_demand, per hour",
+            "on_demand_cny_per_gpu_hour": [float(100 - i) for i in range(models)],
         }
     )
     prices = pd.DataFrame({"provider": ["aliyun"], "from_snapshot": [False]})

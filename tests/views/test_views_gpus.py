@@ -44,11 +44,11 @@ H20-96GB      H20                      96     148  4000    400  NVLink 900 GB/s 
 GPUS_VALUE = """\
 GPU value: ranked by dense TFLOPS per CNY-hour (rental: cheapest on_demand price per GPU)
 Prices observed 2026-11-20 to 2026-11-25.
-#  GPU        TFLOPS  GB  CNY/GPU-h  where (cheapest)                          TFLOPS per CNY-h  GB per CNY-h  age
--  ---------  ------  --  ---------  ----------------------------------------  ----------------  ------------  ----
-1  A100-40GB     312  40      28.64  tencent GT4.4XLARGE96 on_demand                      10.89          1.40  11 d
-2  A100-80GB     312  80      30.00  aliyun ecs.gn7e-c16g1.32xlarge on_demand             10.40          2.67  6 d
+#  GPU        TFLOPS  GB  CNY/GPU-h (list, on_demand)  where (cheapest)                          TFLOPS per CNY-h  GB per CNY-h  age
+-  ---------  ------  --  ---------------------------  ----------------------------------------  ----------------  ------------  ----
+1  A100-40GB     312  40                        28.64  tencent GT4.4XLARGE96 on_demand                      10.89          1.40  11 d
+2  A100-80GB     312  80                        30.00  aliyun ecs.gn7e-c16g1.32xlarge on_demand             10.40          2.67  6 d
 
 TFLOPS: dense BF16 peak (FP16 where the GPU has no BF16), no sparsity, from the catalog.
-CNY/GPU-h: the cheapest latest list price per GPU over every provider, region and instance (multi-GPU instances divided by their GPUs; vGPU slices left out; spot only with --billing spot).
+CNY/GPU-h (list, on_demand): the cheapest latest list price per GPU over every provider, region and instance (multi-GPU instances divided by their GPUs; vGPU slices left out; spot only with --billing spot).
 Offers that could not be rented at their provider's last refresh (sold out, short of idle GPUs, not orderable) are passed over; most providers state no stock, and those offers count as available."""

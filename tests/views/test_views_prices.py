@@ -17,10 +17,10 @@ def test_prices_render_as_before(engine, tmp_path, monkeypatch):
 
 # What the views printed before they moved out of planner/commands/, byte for byte.
 PRICES = """\
-gpu        provider  region      instance                 gpus  billing              price  CNY/GPU-h  stock  observed    source
----------  --------  ----------  -----------------------  ----  ---------  ---------------  ---------  -----  ----------  ------
-A100-40GB  tencent   ap-beijing  GT4.4XLARGE96               1  on_demand   28.64 CNY/hour      28.64  -      2026-11-20  -
-A100-80GB  aliyun    cn-beijing  ecs.gn7e-c16g1.32xlarge     8  on_demand  240.00 CNY/hour      30.00  -      2026-11-25  -"""
+gpu        provider  region      instance                 gpus  billing              price  CNY/GPU-h (list)  stock  observed    source
+---------  --------  ----------  -----------------------  ----  ---------  ---------------  ----------------  -----  ----------  ------
+A100-40GB  tencent   ap-beijing  GT4.4XLARGE96               1  on_demand   28.64 CNY/hour             28.64  -      2026-11-20  -
+A100-80GB  aliyun    cn-beijing  ecs.gn7e-c16g1.32xlarge     8  on_demand  240.00 CNY/hour             30.00  -      2026-11-25  -"""
 
 
 PRICES_NONE = """\

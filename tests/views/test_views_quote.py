@@ -41,10 +41,10 @@ def test_providers_renting_on_application_come_after_the_priced_options(engine, 
 QUOTE = """\
 Quote: 2 x A100 (A100-40GB, A100-80GB) for 100 h over 5 day(s)
 Prices observed 2026-11-20 to 2026-11-25.
-#  provider  region      instance                 gpu        gpus x n  link             billing     unit price  total CNY  CNY/GPU-h  30d min-med-max       trend  observed    age   source
--  --------  ----------  -----------------------  ---------  --------  ---------------  ---------  -----------  ---------  ---------  --------------------  -----  ----------  ----  ------
-1  tencent   ap-beijing  GT4.4XLARGE96            A100-40GB  1 x 2     network only     on_demand   28.64/hour   5,728.00      28.64  -                     -      2026-11-20  11 d  -
-2  aliyun    cn-beijing  ecs.gn7e-c16g1.32xlarge  A100-80GB  8 x 1     NVLink 600 GB/s  on_demand  240.00/hour  24,000.00     120.00  240.00-245.00-250.00  down   2026-11-25  6 d   -
+#  provider  region      instance                 gpu        gpus x n  link             billing     unit price  total CNY  CNY/GPU-h for 100 h  30d min-med-max       trend  observed    age   source
+-  --------  ----------  -----------------------  ---------  --------  ---------------  ---------  -----------  ---------  -------------------  --------------------  -----  ----------  ----  ------
+1  tencent   ap-beijing  GT4.4XLARGE96            A100-40GB  1 x 2     network only     on_demand   28.64/hour   5,728.00                28.64  -                     -      2026-11-20  11 d  -
+2  aliyun    cn-beijing  ecs.gn7e-c16g1.32xlarge  A100-80GB  8 x 1     NVLink 600 GB/s  on_demand  240.00/hour  24,000.00               120.00  240.00-245.00-250.00  down   2026-11-25  6 d   -
 
 Recommendation: tencent GT4.4XLARGE96 (ap-beijing), 2 instance(s) on on_demand: CNY 5,728.00 in total, CNY 28.64 per GPU-hour (stock not stated by the provider).
 

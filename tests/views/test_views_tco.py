@@ -28,10 +28,10 @@ def test_tco_at_a_given_rental_price_renders_as_before():
 TCO = """\
 Rent or buy 2 x RTX4090-24GB: 3,000 busy hours per GPU over 3 years (11% utilisation)
 
-                        buy       rent
-----------------  ---------  ---------
-total CNY         45,345.49  11,400.00
-CNY per GPU-hour       7.56       1.90
+                                    buy       rent
+----------------------------  ---------  ---------
+total CNY                     45,345.49  11,400.00
+CNY per GPU-hour for 3,000 h       7.56       1.90
 
 Buying:     purchase 35,600 + host 10,000 + hosting 3,000 + power 7,453 - resale 10,707 = 45,345 CNY
 Renting:    1.90 CNY per GPU-hour (--rent-price)
