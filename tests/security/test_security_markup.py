@@ -93,6 +93,8 @@ def test_the_digest_names_hostile_providers_regions_and_instances_as_text():
                 "instance_type": HOSTILE_TYPE,
                 "region": HOSTILE_REGION,
                 "billing": "on_demand",
+                "cny_per_gpu_hour_basis": "on_demand, per hour",
+                "on_demand_cny_per_gpu_hour": 1.5,
             }
         ]
     )
