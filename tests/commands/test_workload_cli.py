@@ -292,7 +292,7 @@ def test_plan_budget_and_deadline(run_cli, tmp_path):
         left_out = line_of(capped, f"Left out: {gpu}:")
         assert f"needs {needed} GPUs" in left_out and "100 h" in left_out and "the 4 allowed" in left_out
     none = run_cli(*LORA_1B, "--budget", "10", "--format", "json")
-    assert none.exit_code == 0 and json.loads(none.stdout)["options"] == []
+    assert none.exit_code == 1 and json.loads(none.stdout)["options"] == []  # nothing to recommend
     assert "No GPU with prices" in run_cli(*LORA_1B, "--budget", "10").stdout
 
 
