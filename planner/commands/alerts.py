@@ -132,7 +132,8 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
 def test(app, channel, fmt) -> None:  # noqa: ANN001
     """Send a short test message to CHANNEL (a [channels.NAME] of the config).
 
-    Exit code 1 when it could not be sent; `planner runs` records the attempt either way.
+    Exit code 2 when a setting it needs is missing or malformed (PLANNER_WEBHOOK_<NAME>, [email]):
+    nothing was tried; 1 when sending failed. `planner runs` records the attempt either way.
 
     \b
     Examples:
@@ -151,4 +152,6 @@ def test(app, channel, fmt) -> None:  # noqa: ANN001
     )
     if fmt == "table" and not delivery.ok:  # the failure goes to standard error, as every error does
         click.echo(f"Error: {delivery.channel} ({delivery.kind}): {delivery.error}", err=True)
-    click.get_current_context().exit(0 if delivery.ok else 1)
+    # No attempt made: a setting or variable to fix (usage, like an unset SMTP password for `report
+    # --email`); attempts made and failed: a failure.
+    click.get_current_context().exit(0 if delivery.ok else 2 if delivery.attempts == 0 else 1)

@@ -473,7 +473,8 @@ T = ("tco", "--gpu", "RTX4090")
         ((*P, "--provider", "aws"), "unknown provider 'aws'"),
         ((*P, "--billing", "fortnightly"), "unknown billing mode"),
         ((*P, "--gpu", "H8OO"), "unknown GPU 'H8OO'"),
-        ((*P, "--task", "train"), "unknown task 'train'"),
+        (("plan", "--params", "7B", "--task", "train", "--tokens", "1B"), "unknown task 'train'"),
+        ((*P, "--task", "full"), "--task given more than once"),  # never "the last one wins"
         ((*T, "--hours", "-5"), "--hours must be positive"),
         ((*T, "--hours", "0"), "--hours must be positive"),
         ((*T, "--hours", "many"), "--hours 'many' is not a number"),
