@@ -72,15 +72,17 @@ class HouseUsageError(click.UsageError):
     ``Error:`` line and a ``Hint:``, so click's are printed the same way.
     """
 
-    def __init__(self, error: click.UsageError):
+    def __init__(self, error: click.UsageError, hint: str | None = None):
         super().__init__(error.format_message(), error.ctx)
+        self.hint = hint  # None: "see 'planner COMMAND --help'"
 
     def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
         click.echo(f"Error: {self.message}", err=True)
         # The root's name is whatever ran us (a test runner says "cli"); users type "planner".
         words = self.ctx.command_path.split()[1:] if self.ctx is not None else []
         command = " ".join(["planner", *words])
-        click.echo(f"Hint: see '{command} --help' for the options and examples.", err=True)
+        hint = self.hint or f"see '{command} --help' for the options and examples."
+        click.echo(f"Hint: {hint}", err=True)
 
 
 class Interrupted(click.ClickException):
@@ -162,33 +164,18 @@ class LazyGroup(click.Group):
             raise HouseUsageError(err) from None
 
 
-def _root_option_after_command(err: click.NoSuchOption) -> click.UsageError:
+def _root_option_after_command(err: click.NoSuchOption) -> HouseUsageError:
     """``planner quote --db URL``: not "did you mean --days?", but where ``--db`` goes."""
-    command = " ".join(["planner", *(err.ctx.command_path.split()[1:] if err.ctx else [])])
+    words = " ".join(err.ctx.command_path.split()[1:]) if err.ctx else "COMMAND"
     name = err.option_name
     metavar = "URL" if name == "--db" else "FILE"
-    return UsageErrorWithHint(
-        f"{name} is an option of planner itself: give it before the command",
-        f"planner {name} {metavar} {command.removeprefix('planner ')} ...",
-        err.ctx,
-    )
-
-
-class UsageErrorWithHint(click.UsageError):
-    """A usage error of our own wording: ``Error:`` and ``Hint:``, exit code 2."""
-
-    def __init__(self, message: str, hint: str, ctx: click.Context | None = None):
-        super().__init__(message, ctx)
-        self.hint = hint
-
-    def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
-        click.echo(f"Error: {self.message}", err=True)
-        click.echo(f"Hint: {self.hint}", err=True)
+    moved = click.UsageError(f"{name} is an option of planner itself: give it before the command", err.ctx)
+    return HouseUsageError(moved, hint=f"planner {name} {metavar} {words} ...")
 
 
 def refuse_repeated(command: click.Command, ctx: click.Context, args: list[str]) -> None:
     """One rule for every command: an option that takes one value (``--hours``, ``--format``, an on/off
-    pair such as ``--alerts/--no-alerts``) given twice is a usage error naming it, never "the last one
+    pair such as ``--checkpointing/--no-checkpointing``) given twice is a usage error naming it, never "the last one
     wins". Repeatable options (``--gpu`` where several are taken, ``--provider``) and plain switches
     (``--dry-run``) may repeat. A group's command is checked the same way, down to the one run. A
     mistake the parse itself meets (an unknown option) is left for click's own parse to word."""

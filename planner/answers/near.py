@@ -1,7 +1,7 @@
 """What a price query that matched nothing would match if loosened one way: the stored China variants
 of the GPUs asked for (H800 for H100) and the stored regions a region asked for names (``cn-beijing``
 for ``beijing`` or ``北京``). ``prices``, ``quote`` and ``plan`` give the same hints from here
-(``planner.views.notes.no_match_hints`` words them with each command's flags)."""
+(``planner.views.notes.no_match_line`` words them with each command's flags)."""
 
 from __future__ import annotations
 
