@@ -105,6 +105,33 @@ def test_a_scalar_option_given_twice_is_refused_in_every_command(run_cli, args, 
     assert result.stderr.startswith(f"Error: {twice} given more than once"), result.stderr
 
 
+def _scalar_options(command, path=()):
+    """(command words, an option of it that takes one value) for every command and group command."""
+    import click
+
+    if isinstance(command, click.Group):
+        for name in command.list_commands(None):
+            yield from _scalar_options(command.get_command(None, name), (*path, name))
+        return
+    for param in command.params:
+        if isinstance(param, click.Option) and not (param.multiple or param.count or param.is_flag):
+            yield path, param.opts[-1]
+            return
+
+
+def test_every_command_refuses_each_of_its_scalar_options_given_twice(runner):
+    from planner.cli import COMMANDS, cli
+
+    found = []
+    for name in COMMANDS:
+        for words, option in _scalar_options(cli.get_command(None, name), (name,)):
+            found.append(words)
+            result = runner.invoke(cli, [*words, option, "1", option, "2"])
+            assert result.exit_code == 2, (words, option, result.output)
+            assert result.stderr.startswith(f"Error: {option} given more than once"), (words, result.stderr)
+    assert len(found) >= len(COMMANDS)  # every command (and alerts' own) has one, and each was tried
+
+
 def test_repeatable_options_and_switches_may_repeat(run_cli):
     listed = run_cli("prices", "--provider", "aliyun", "--provider", "tencent", "--gpu", "A10", "--gpu", "T4")
     assert listed.exit_code == 0, listed.output
