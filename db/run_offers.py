@@ -17,7 +17,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection
 
 from db.records import chunks
-from db.schema import run_offers, scrape_runs
+from db.schema import availability, prices, run_offers, scrape_runs
 from vocab import STORED_RUN_STATUSES, RunStatus
 
 REFRESH = "refresh"
@@ -119,3 +119,20 @@ def listed_prices(conn: Connection, run_id: int) -> dict[tuple[int, str], Decima
         )
     ).all()
     return {(int(iid), str(billing)): price for iid, billing, price in rows}
+
+
+def seen_before(conn: Connection, run_id: int, offers: Iterable[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Those of the (instance id, billing) ``offers`` that any other run ever stored: a price level
+    (a refresh, an import or the bundled snapshot) or a stock statement. History keeps both for good,
+    where run lists are kept for the last runs only: an offer that went away and came back was seen."""
+    wanted = set(offers)
+    out: set[tuple[int, str]] = set()
+    for table in (prices, availability):
+        for chunk in chunks(sorted({iid for iid, _billing in wanted}), 500):
+            rows = conn.execute(
+                select(table.c.instance_id, table.c.billing)
+                .where(table.c.instance_id.in_(chunk), table.c.run_id != run_id)
+                .distinct()
+            )
+            out |= {(int(iid), str(billing)) for iid, billing in rows} & wanted
+    return out

@@ -156,10 +156,11 @@ def finish_run(conn: Connection, run_id: int, status: str, **counts: Any) -> Non
 INTERRUPTED = RunStatus.INTERRUPTED
 
 
-def close_interrupted_runs(conn: Connection, kind: str) -> int:
+def close_interrupted_runs(conn: Connection, kind: str, why: str | None = None) -> int:
     """Mark every run of ``kind`` still ``running`` as ``interrupted`` (its process died: killed, power
-    cut); returns how many. Only safe while holding the lock that runs of ``kind`` take, so no live
-    run is among them. Such a run stored nothing: each run's prices commit with its ``finish_run``."""
+    cut; or ``why``, such as Ctrl-C); returns how many. Only safe while holding the lock that runs of
+    ``kind`` take, so no live run is among them. Such a run stored nothing: each run's prices commit
+    with its ``finish_run``."""
     stale = [scrape_runs.c.kind == kind, scrape_runs.c.status == RunStatus.RUNNING]
     if conn.execute(select(scrape_runs.c.id).where(*stale).limit(1)).first() is None:
         return 0  # nothing to close: no write at all (a read-only database then fails where it writes)
@@ -169,8 +170,12 @@ def close_interrupted_runs(conn: Connection, kind: str) -> int:
         .values(
             status=INTERRUPTED,
             finished_at=utcnow(),
-            error="the run never recorded its end (the process was killed, or could not write to the "
-            "database then); it stored nothing",
+            error=(
+                why
+                or "the run never recorded its end (the process was killed, or could not write to "
+                "the database then)"
+            )
+            + "; it stored nothing",
         )
     )
     return int(result.rowcount or 0)

@@ -72,21 +72,42 @@ class HouseUsageError(click.UsageError):
     ``Error:`` line and a ``Hint:``, so click's are printed the same way.
     """
 
-    def __init__(self, error: click.UsageError):
+    def __init__(self, error: click.UsageError, hint: str | None = None):
         super().__init__(error.format_message(), error.ctx)
+        self.hint = hint  # None: "see 'planner COMMAND --help'"
 
     def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
         click.echo(f"Error: {self.message}", err=True)
         # The root's name is whatever ran us (a test runner says "cli"); users type "planner".
         words = self.ctx.command_path.split()[1:] if self.ctx is not None else []
         command = " ".join(["planner", *words])
-        click.echo(f"Hint: see '{command} --help' for the options and examples.", err=True)
+        hint = self.hint or f"see '{command} --help' for the options and examples."
+        click.echo(f"Hint: {hint}", err=True)
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C (SIGINT): ``Interrupted.`` and exit code 130 (128 + SIGINT), as shells report it, never
+    click's "Aborted!" and 1. A refresh marks the runs it leaves ``interrupted`` before this is raised."""
+
+    exit_code = 130
+
+    def __init__(self) -> None:
+        super().__init__("Interrupted.")
+
+    def show(self, file=None) -> None:  # noqa: ANN001 - click's signature
+        click.echo("Interrupted.", err=True)
+
+
+# The options of ``planner`` itself: typed after a command, they are pointed back before it.
+ROOT_OPTIONS = ("--db", "--config")
 
 
 class LazyGroup(click.Group):
     def make_context(self, info_name, args, parent=None, **extra):  # noqa: ANN001, ANN201 - click's signature
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # bare `planner`: click prints the help (exit 2: no command was given)
         except click.UsageError as err:
             raise HouseUsageError(err) from None
 
@@ -104,9 +125,13 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_repeated(self, ctx, args)  # `planner --db A --db B quote`
+        return super().parse_args(ctx, args)
+
     def resolve_command(self, ctx: click.Context, args: list[str]):  # noqa: ANN201
         try:
-            return super().resolve_command(ctx, args)
+            name, command, rest = super().resolve_command(ctx, args)
         except click.UsageError as err:
             import difflib
 
@@ -114,10 +139,15 @@ class LazyGroup(click.Group):
             if near:
                 err.message += f" (did you mean {near[0]!r}?)"  # type: ignore[misc]  # click prints it
             raise
+        if command is not None and name is not None:
+            refuse_repeated(command, _context(command, name, ctx), rest)
+        return name, command, rest
 
     def invoke(self, ctx: click.Context):  # noqa: ANN201
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
         except BrokenPipeError:  # `planner prices | head`: click would exit 1; a filter's reader is done
             from planner.commands.emit import quiet_exit_on_closed_pipe
 
@@ -129,7 +159,51 @@ class LazyGroup(click.Group):
         except click.UsageError as err:
             if isinstance(err, HouseUsageError):
                 raise
+            if isinstance(err, click.NoSuchOption) and err.option_name in ROOT_OPTIONS:
+                raise _root_option_after_command(err) from None
             raise HouseUsageError(err) from None
+
+
+def _root_option_after_command(err: click.NoSuchOption) -> HouseUsageError:
+    """``planner quote --db URL``: not "did you mean --days?", but where ``--db`` goes."""
+    words = " ".join(err.ctx.command_path.split()[1:]) if err.ctx else "COMMAND"
+    name = err.option_name
+    metavar = "URL" if name == "--db" else "FILE"
+    moved = click.UsageError(f"{name} is an option of planner itself: give it before the command", err.ctx)
+    return HouseUsageError(moved, hint=f"planner {name} {metavar} {words} ...")
+
+
+def refuse_repeated(command: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """One rule for every command: an option that takes one value (``--hours``, ``--format``, an on/off
+    pair such as ``--checkpointing/--no-checkpointing``) given twice is a usage error naming it, never "the last one
+    wins". Repeatable options (``--gpu`` where several are taken, ``--provider``) and plain switches
+    (``--dry-run``) may repeat. A group's command is checked the same way, down to the one run. A
+    mistake the parse itself meets (an unknown option) is left for click's own parse to word."""
+    try:
+        _values, rest, order = command.make_parser(ctx).parse_args(args=list(args))
+    except click.UsageError:
+        return
+    counts: dict[str, int] = {}
+    for param in order:
+        if not isinstance(param, click.Option) or param.multiple or param.count:
+            continue
+        if param.is_flag and not param.secondary_opts:
+            continue  # a switch given twice is the same switch
+        counts[param.opts[0]] = counts.get(param.opts[0], 0) + 1
+    twice = [name for name, count in counts.items() if count > 1]
+    if twice:
+        shown = " and ".join(twice)
+        each = "it" if len(twice) == 1 else "each"
+        raise click.UsageError(f"{shown} given more than once: give {each} once (no last one wins)", ctx)
+    if isinstance(command, click.Group) and rest:
+        sub = command.get_command(ctx, rest[0])
+        if sub is not None:
+            refuse_repeated(sub, _context(sub, rest[0], ctx), rest[1:])
+
+
+def _context(command: click.Command, name: str, parent: click.Context) -> click.Context:
+    """A context for parsing ``command``'s arguments as click will (its own context settings)."""
+    return click.Context(command, info_name=name, parent=parent, **command.context_settings)
 
 
 def _invoked(group: click.Group, ctx: click.Context) -> click.Command | None:

@@ -4,6 +4,8 @@ A message or hint that names a quantity the caller gave is a :class:`~planner.wo
 names for a program, the flags typed on the command line.
 """
 
+import errno
+
 from planner.wording import Phrase
 
 
@@ -41,6 +43,30 @@ class UnknownNameError(UsageError):
 
 class ConfigError(UsageError):
     """The configuration file cannot be read or has a wrong setting."""
+
+
+# What can be wrong with a path the user named: a fix to the command's words (exit 2). Any other
+# errno is the system failing while writing (a full disk, an I/O error): exit 1.
+PATH_MISTAKES = frozenset(
+    {
+        errno.ENOENT,  # the folder does not exist
+        errno.ENOTDIR,  # a file where a folder should be
+        errno.EISDIR,  # a folder where a file should be
+        errno.EEXIST,  # something else already under that name
+        errno.ENAMETOOLONG,
+        errno.ELOOP,
+        errno.EACCES,  # not ours to write
+        errno.EPERM,
+        errno.EROFS,  # a read-only file system
+    }
+)
+
+
+def write_error(message: str, err: OSError, hint: str | Phrase | None = None) -> PlannerError:
+    """The error for a file or folder the user named that could not be written: a UsageError (exit 2)
+    when the path is wrong for it (``PATH_MISTAKES``), a PlannerError (exit 1) when the system failed."""
+    kind = UsageError if err.errno in PATH_MISTAKES else PlannerError
+    return kind(message, hint)
 
 
 class DatabaseError(PlannerError):

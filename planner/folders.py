@@ -4,6 +4,7 @@ tool's own data folder (the default database's) is created quietly: nobody typed
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,8 @@ def ensure_folder(path: Path, what: str, say: Callable[[str], None] | None = Non
     """``path``, created with its parents if missing; ``say`` then gets "Created the folder PATH for WHAT."
     An OSError (no permission, a file in the way) propagates for the caller to word."""
     path = Path(path).expanduser()
+    if path.exists() and not path.is_dir():  # /dev/null, a file: not "File exists" but what is wrong
+        raise NotADirectoryError(errno.ENOTDIR, "it is not a folder", str(path))
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
         if say is not None:

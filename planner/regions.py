@@ -62,6 +62,45 @@ MAINLAND_CITIES = frozenset(
 )
 NOT_MAINLAND_CN = frozenset({"cn-hongkong", "cn-macau", "cn-taipei"})  # cn-named but outside the mainland
 
+# Cities as people in China write them, in the Latin spelling providers' region ids use (``cn-beijing``,
+# ``ap-shanghai``, ``cn-wulanchabu``), so ``--region 北京`` can be pointed at ``cn-beijing``.
+CITY_LATIN = {
+    "北京": "beijing",
+    "上海": "shanghai",
+    "广州": "guangzhou",
+    "深圳": "shenzhen",
+    "杭州": "hangzhou",
+    "南京": "nanjing",
+    "成都": "chengdu",
+    "重庆": "chongqing",
+    "武汉": "wuhan",
+    "天津": "tianjin",
+    "济南": "jinan",
+    "长沙": "changsha",
+    "石家庄": "shijiazhuang",
+    "福州": "fuzhou",
+    "合肥": "hefei",
+    "西安": "xian",
+    "郑州": "zhengzhou",
+    "沈阳": "shenyang",
+    "青岛": "qingdao",
+    "清远": "qingyuan",
+    "河源": "heyuan",
+    "张家口": "zhangjiakou",
+    "乌兰察布": "wulanchabu",
+    "呼和浩特": "huhehaote",
+    "香港": "hongkong",
+}
+
+
+def latin_region(name: str) -> str:
+    """``name`` with a Chinese city name (北京, 北京市) in the Latin spelling region ids use (beijing)."""
+    text = name.strip()
+    for city, latin in CITY_LATIN.items():
+        if text in (city, city + "市"):
+            return latin
+    return text
+
 
 def region_scope(provider: str, region: str) -> Scope:
     """``"mainland"`` or ``"overseas"`` for one of ``provider``'s regions (canonical provider name)."""

@@ -24,6 +24,8 @@ from planner.errors import DatabaseError, UsageError
 from planner.folders import ensure_folder
 from planner.wording import Phrase
 
+SQLITE_NOTADB = 26  # sqlite3.SQLITE_NOTADB: "file is not a database" (a damaged database is another code)
+
 
 def display_url(url: str) -> str:
     """The URL with any password masked, for messages (whole, even one with an unescaped ``@``)."""
@@ -74,6 +76,12 @@ def open_database(config: Config, url: str | None = None, say: Callable[[str], N
             hint="upgrade planner",
         ) from None
     except exc.DBAPIError as err:
+        if folder is not None and getattr(err.orig, "sqlite_errorcode", None) == SQLITE_NOTADB:
+            # A file the URL names that is not SQLite at all: the wrong file (exit 2), not the folder.
+            raise UsageError(
+                f"cannot open database {display_url(url)}: the file is not a SQLite database",
+                hint=Phrase("give {db} a planner database, or a new file name to start one"),
+            ) from None
         hint: str = Phrase(
             "check {db} / PLANNER_DATABASE_URL / [database] url, and that the server is running"
         )

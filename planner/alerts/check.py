@@ -9,6 +9,10 @@ the next check sends those alerts again (marked as late): an alert may reach a g
 crash, never zero times. Each check sends at most one message per channel, listing every alert that
 fired, and writes one ``scrape_runs`` row (provider ``alerts``, kind ``alert``) per channel it tried,
 which ``planner runs`` shows.
+
+State that cannot be read heals (``heal_state``): a dropped ``alert_state`` table is created again and
+a row whose JSON cannot be read is dropped, each with a warning in the result. What holds then fires
+again, as after a first check: an alert may repeat, but alerts never stop for good.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, inspect, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from db import store
@@ -60,6 +64,7 @@ class CheckResult:
     deliveries: list[Delivery] = field(default_factory=list)
     dry_run: bool = False
     note: str | None = None  # why nothing can fire yet (no refreshed or imported prices), else None
+    warnings: list[str] = field(default_factory=list)  # state that could not be read, and what was done
 
     @property
     def failed(self) -> list[Delivery]:
@@ -76,6 +81,7 @@ class CheckResult:
             "stopped": self.stopped,
             "deliveries": [d.to_dict() for d in self.deliveries],
             "note": self.note,
+            "warnings": self.warnings,
         }
 
 
@@ -101,9 +107,11 @@ def check_alerts(
     now = store.utcnow()
     fx = config.section("fx")
     with engine.begin() as conn:
+        result.warnings = heal_state(conn, dry_run=dry_run)
+        missing = dry_run and not _has_state(conn)
         result.note = nothing_to_judge(conn) if rules else None
         for rule in rules:
-            _judge(conn, rule, fx, now, result, dry_run)
+            _judge(conn, rule, fx, now, result, dry_run, missing)
         if not dry_run:
             gone = delete(alert_state).where(alert_state.c.rule.not_in([r.name for r in rules]))
             conn.execute(gone)  # a rule removed or renamed: its state goes with it
@@ -127,6 +135,48 @@ def nothing_to_judge(conn: Connection) -> str | None:
     )
 
 
+def heal_state(conn: Connection, *, dry_run: bool = False) -> list[str]:
+    """Make ``alert_state`` readable again, one warning per repair: a missing table is created (a dry
+    run only says it would be), a row whose ``pending`` is not a JSON list of channel names or whose
+    ``detail`` is not a JSON object is dropped (a dry run leaves it). Its offer is then judged afresh."""
+    if not _has_state(conn):
+        if dry_run:
+            return ["the alert state table is missing: the next check creates it again (alerts may repeat)"]
+        alert_state.create(conn)
+        return ["the alert state table was missing: created again; offers that meet a rule now fire again"]
+    rows = conn.execute(
+        select(
+            alert_state.c.id,
+            alert_state.c.rule,
+            alert_state.c.offer_key,
+            alert_state.c.pending,
+            alert_state.c.detail,
+        )
+    ).all()
+    bad = [row for row in rows if not _readable(row.pending, row.detail)]
+    if bad and not dry_run:
+        conn.execute(delete(alert_state).where(alert_state.c.id.in_([row.id for row in bad])))
+    done = "the next check drops it" if dry_run else "dropped"
+    done += "; its offer is judged afresh (an alert may repeat)"
+    return [
+        f"the alert state of rule {row.rule!r} for {row.offer_key} could not be read: {done}" for row in bad
+    ]
+
+
+def _has_state(conn: Connection) -> bool:
+    return inspect(conn).has_table(alert_state.name)
+
+
+def _readable(pending: Any, detail: Any) -> bool:
+    try:
+        channels, offer = json.loads(pending), json.loads(detail)
+    except (TypeError, ValueError):
+        return False
+    return (
+        isinstance(channels, list) and all(isinstance(c, str) for c in channels) and isinstance(offer, dict)
+    )
+
+
 def _judge(
     conn: Connection,
     rule: Rule,
@@ -134,6 +184,7 @@ def _judge(
     now: dt.datetime,
     result: CheckResult,
     dry_run: bool,
+    missing: bool = False,
 ) -> None:
     matches = {}
     for offer in current_offers(conn, rule, fx):
@@ -141,14 +192,18 @@ def _judge(
         if why is not None:
             matches[offer.key] = {**offer.to_dict(), "reason": why}
     result.holding[rule.name] = len(matches)
-    rows = {
-        r.offer_key: r
-        for r in conn.execute(
-            select(alert_state.c.offer_key, alert_state.c.holding, alert_state.c.pending).where(
-                alert_state.c.rule == rule.name
+    rows = (
+        {}
+        if missing
+        else {
+            r.offer_key: r
+            for r in conn.execute(
+                select(alert_state.c.offer_key, alert_state.c.holding, alert_state.c.pending).where(
+                    alert_state.c.rule == rule.name
+                )
             )
-        )
-    }
+        }
+    )
     for key, detail in matches.items():
         row = rows.get(key)
         if row is not None and row.holding:
@@ -288,6 +343,8 @@ def after_refresh(
     except Exception as err:  # a bug of ours must not cost the refresh
         warn(f"alerts: not checked: unexpected {type(err).__name__}")
         return None
+    for line in result.warnings:
+        warn(f"alerts: {line}")
     lines = summary_lines(result)
     say(f"alerts: {lines[0]}")
     if result.note:
@@ -321,7 +378,10 @@ class RuleState:
 
 
 def rule_states(engine: Engine) -> dict[str, RuleState]:
+    """Per rule, what ``alert_state`` remembers; nothing when the table is missing (a check rebuilds it)."""
     with engine.connect() as conn:
+        if not _has_state(conn):
+            return {}
         rows = conn.execute(
             select(alert_state.c.rule, alert_state.c.holding, alert_state.c.pending, alert_state.c.fired_at)
         ).all()

@@ -5,7 +5,7 @@ and the current stock of every instance and billing mode the rule covers, priced
 today's [fx] rates), judged by its one stock rule (``Offer.availability``). An ``AlertOffer`` adds only
 what the rule's condition needs from history: the stock stated by the provider's latest refresh run
 and by the run before (``back_in_stock``), the median of the last days (``drop_percent``), whether
-the latest run listed the offer and the run before did not (``new_offers``), and the price the run
+the latest run listed the offer and no run before ever stored it (``new_offers``), and the price the run
 before saw (``drop_percent``: two refreshes on one day compare with each other). Events are judged by
 run order (``db.run_offers``), never by the time a price carries: a replayed recording or an import
 of old prices keeps its own time. Prices from the bundled snapshot are no news and never judged.
@@ -66,7 +66,7 @@ class AlertOffer:
     # What the provider's run before its latest saw for this offer (drop_percent only; None: not listed
     # then, or a run made before run prices were kept).
     previous_cny_per_gpu_hour: Decimal | None = None
-    is_new: bool = False  # listed by the provider's latest refresh and not the one before (new_offers)
+    is_new: bool = False  # listed by the provider's latest refresh and never stored before it (new_offers)
 
     @property
     def provider(self) -> str:
@@ -227,8 +227,10 @@ def _stock_at(conn: Connection, keys: set[tuple[int, str]], run_id: int) -> dict
 
 
 def _new_offers(conn: Connection, offers: Sequence[Offer]) -> set[tuple[int, str]]:
-    """Offers listed by their provider's latest stored refresh run and not by the complete run before
-    it. Nothing is new at a provider's first refresh (its whole catalogue would be), nor where either
+    """Offers never seen before at their provider: listed by its latest stored refresh run, not by the
+    complete run before it, and stored by no other run ever (a price or a stock statement from an
+    earlier refresh, an import or the snapshot): a listing that went away and came back is no news.
+    Nothing is new at a provider's first refresh (its whole catalogue would be), nor where either
     run's list is unknown (runs made before the lists were kept)."""
     out: set[tuple[int, str]] = set()
     for provider, group in _by_provider(offers).items():
@@ -238,7 +240,8 @@ def _new_offers(conn: Connection, offers: Sequence[Offer]) -> set[tuple[int, str
         now, then = run_offers.listed(conn, runs.latest), run_offers.listed(conn, runs.complete_before)
         if now is None or then is None:
             continue
-        out |= {o.key for o in group if o.key in now and o.key not in then}
+        fresh = {o.key for o in group if o.key in now and o.key not in then}
+        out |= fresh - run_offers.seen_before(conn, runs.latest, fresh)
     return out
 
 

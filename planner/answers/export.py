@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import Engine
 
-from planner.errors import UsageError
+from planner.errors import UsageError, write_error
 from planner.output import to_jsonable
 from reports.cells import neutralise
 from reports.files import is_special, written_whole
@@ -102,8 +102,9 @@ def export_to_path(
         try:
             tmp = stack.enter_context(written_whole(path))
         except OSError as err:
-            raise UsageError(
+            raise write_error(
                 f"cannot write {out!r}: {err.strerror}",
+                err,
                 hint="check that the folder exists and is writable",
             ) from None
         with open(tmp, "w", encoding="utf-8", newline="") as fh:

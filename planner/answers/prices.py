@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 from db.records import Stock
-from planner import catalog
+from planner.answers.near import NearMatch, would_match
 from planner.pricing.cost import OfferQuery
 from planner.pricing.offer import STOCK_COLUMNS, stock_columns
 
@@ -82,14 +82,6 @@ CSV_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class NearMatch:
-    """What a query that matched nothing would match if loosened one way."""
-
-    variants: tuple[str, ...] = ()  # stored China variants of the GPUs asked for (H800 for H100)
-    regions: tuple[str, ...] = ()  # stored regions a region asked for is part of (cn-beijing for beijing)
-
-
-@dataclass(frozen=True)
 class PriceList:
     """The prices a query matched, cheapest per GPU-hour first within each GPU model."""
 
@@ -113,44 +105,9 @@ def latest(engine: Engine, query: OfferQuery) -> PriceList:
             list(query.billing) or None,
         )
         stock = current_availability(conn, found)
-        would_match = NearMatch() if found else _would_match(conn, query)
+        near = NearMatch() if found else would_match(conn, query)
     rows = [
         ListedPrice.of(p, stock.get((p.instance_id, p.billing)))
         for p in sorted(found, key=lambda p: (p.gpu_model, p.cny_per_gpu_hour, p.provider))
     ]
-    return PriceList(rows, would_match)
-
-
-def _would_match(conn: Any, query: OfferQuery) -> NearMatch:
-    """The stored China variants of a query's GPUs, and the stored regions its region names are part
-    of, each with the query's other filters."""
-    from db.queries import latest_prices
-
-    def any_price(models: Any = None, regions: Any = None) -> list[Any]:
-        return latest_prices(
-            conn,
-            models if models is not None else (list(query.gpu_models) or None),
-            list(query.providers) or None,
-            regions if regions is not None else (list(query.regions) or None),
-            list(query.billing) or None,
-        )
-
-    variants: list[str] = []
-    if query.gpu_models:
-        wanted = _variants_of(query.gpu_models) - set(query.gpu_models)
-        variants = sorted({p.gpu_model for p in any_price(models=sorted(wanted))}) if wanted else []
-    regions: list[str] = []
-    if query.regions:
-        stored = sorted({p.region for p in any_price(regions=[])})  # [] is no region filter
-        regions = [r for r in stored if any(q.lower() in r.lower() for q in query.regions)]
-    return NearMatch(tuple(variants), tuple(regions[:5]))
-
-
-def _variants_of(models: tuple[str, ...]) -> set[str]:
-    wanted = set(models)
-    out: set[str] = set()
-    for model in catalog.all_models():
-        base = getattr(model, "variant_of", None)
-        if base and base in wanted:
-            out.add(model.name)
-    return out
+    return PriceList(rows, near)

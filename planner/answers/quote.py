@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from planner.answers.near import NearMatch, would_match
 from planner.errors import QuantityError
 from planner.on_application import OnApplication, for_models
 from planner.pricing.cost import (
@@ -131,6 +132,7 @@ class Quote:
     options: tuple[JobCost, ...]  # rentable first, cheapest first (``planner.pricing.rank.rank``)
     considered: int  # instances costed
     outside: JobCost | None = None  # a cheaper option outside the region scope (``cheaper_outside``)
+    near: NearMatch | None = None  # no option: what the query would match loosened (``answers.near``)
 
     @property
     def days(self) -> int:
@@ -214,6 +216,7 @@ class Quote:
             "cheaper_outside_scope": option_dict(self.outside) if self.outside else None,
             "options": [option_dict(o) for o in self.options],
             "on_application": [e.to_dict() for e in self.on_application],  # no price: never an option
+            "would_match": self.near.to_dict() if self.near else None,  # no option: what is stored near
         }
 
 
@@ -245,8 +248,15 @@ def quote(conn: Connection, request: QuoteRequest, fx: Mapping[str, object]) -> 
         shown = [replace(o, history=recent.get(o.offer.key)) for o in shown]
     best = next((o for o in shown if o.rentable), None)
     cheaper = cheaper_outside(conn, best, [job_cost(o, job) for o in outside])
+    near = None if shown else would_match(conn, query)  # no option: the same hints as `planner prices`
     return Quote(
-        request=request, query=query, job=job, options=tuple(shown), considered=considered, outside=cheaper
+        request=request,
+        query=query,
+        job=job,
+        options=tuple(shown),
+        considered=considered,
+        outside=cheaper,
+        near=near,
     )
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.billing import ON_DEMAND
 from planner.config import Config, data_dir, zone
-from planner.errors import PlannerError, UsageError
+from planner.errors import PlannerError, UsageError, write_error
 from planner.folders import ensure_folder
 from planner.pricing.cost import cheapest_in_and_out_of_scope, cheapest_offers
 from planner.pricing.headline import list_price
@@ -204,8 +204,9 @@ def produce_report(
     try:
         files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))
     except OSError as err:
-        raise PlannerError(
+        raise write_error(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
+            err,
             hint=Phrase("choose another folder with {out} or [report] out_dir"),
         ) from None
     drawn = draw_chart(report, out_dir, on_warning)

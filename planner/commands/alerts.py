@@ -48,8 +48,10 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
 
     An alert fires once when its condition starts to hold for an offer, and again only after it
     stopped holding. Only refreshed and imported prices are judged, never the bundled snapshot's:
-    until a refresh or an import, one line says that nothing can fire. Each channel gets at most one message listing every alert that fired; a channel
-    that fails keeps its alerts for the next check. Exit code 1 when a channel failed.
+    until a refresh or an import, one line says that nothing can fire. Each channel gets at most one
+    message listing every alert that fired; a channel that fails keeps its alerts for the next check.
+    Alert state that cannot be read (a damaged row, a dropped table) is rebuilt with a warning.
+    Exit code 1 when a channel failed.
 
     \b
     Examples:
@@ -67,6 +69,8 @@ def check(app, dry_run, fmt) -> None:  # noqa: ANN001
     else:
         with refresh_lock(engine, holder="planner alerts check"):  # never beside a refresh's own check
             result = check_alerts(engine, app.config)
+    for line in result.warnings:  # state that had to be rebuilt: said on standard error, and in JSON
+        click.echo(f"Warning: {line}.", err=True)
     emit(result, fmt, table=render_check, csv=lambda r: (r.to_dict()["fired"], FIRED_COLUMNS))
     click.get_current_context().exit(1 if result.failed else 0)
 
@@ -128,7 +132,8 @@ def list_cmd(app, fmt) -> None:  # noqa: ANN001
 def test(app, channel, fmt) -> None:  # noqa: ANN001
     """Send a short test message to CHANNEL (a [channels.NAME] of the config).
 
-    Exit code 1 when it could not be sent; `planner runs` records the attempt either way.
+    Exit code 2 when a setting it needs is missing or malformed (PLANNER_WEBHOOK_<NAME>, [email]):
+    nothing was tried; 1 when sending failed. `planner runs` records the attempt either way.
 
     \b
     Examples:
@@ -147,4 +152,6 @@ def test(app, channel, fmt) -> None:  # noqa: ANN001
     )
     if fmt == "table" and not delivery.ok:  # the failure goes to standard error, as every error does
         click.echo(f"Error: {delivery.channel} ({delivery.kind}): {delivery.error}", err=True)
-    click.get_current_context().exit(0 if delivery.ok else 1)
+    # No attempt made: a setting or variable to fix (usage, like an unset SMTP password for `report
+    # --email`); attempts made and failed: a failure.
+    click.get_current_context().exit(0 if delivery.ok else 2 if delivery.attempts == 0 else 1)

@@ -60,9 +60,14 @@ def estimate(workload, gpu, gpus, explain, fmt) -> None:  # noqa: ANN001
     """
     if gpus is not None and gpu is None:
         raise UsageError("--gpus needs --gpu", "e.g. --gpu A100-80GB --gpus 8")
-    if workload["mfu"] is not None and (workload["tokens"] is None or gpu is None):
+    mfu = workload["mfu"]
+    missing = {
+        f: e for f, e, v in (("--tokens", "2B", workload["tokens"]), ("--gpu", "A100-80GB", gpu)) if v is None
+    }
+    if mfu is not None and 0 < mfu <= 1 and missing:  # a value out of range is the library's one error
         raise UsageError(
-            "--mfu changes only the hours, which need --tokens and --gpu", "e.g. --tokens 2B --gpu A100-80GB"
+            f"--mfu changes only the hours, which need {' and '.join(missing)}",
+            "e.g. " + " ".join(f"{flag} {example}" for flag, example in missing.items()),
         )
     gpu_model = catalog.get_model(catalog.canonical_name(gpu)) if gpu else None
     serving = {k: workload.pop(k) for k in SERVING_KEYS}

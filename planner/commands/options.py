@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.output import FORMATS
+from planner.pricing.query import CHOSEN_SCOPES
 from planner.pricing.recent import PRICE_BASES
 from planner.providers import PROVIDERS
 
@@ -94,7 +95,7 @@ verbose_option = click.option(
 )
 scope_option = click.option(
     "--scope",
-    type=click.Choice(("mainland", "all"), case_sensitive=False),
+    type=click.Choice(CHOSEN_SCOPES, case_sensitive=False),
     help="Regions covered: mainland China, or all (Hong Kong and abroad too). Default: [quote] scope "
     "(mainland).",
 )

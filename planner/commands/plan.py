@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from planner.answers.near import would_match
 from planner.answers.plan import PlanRequest, plan_for
 from planner.answers.rental import rental_dict
 from planner.commands.arguments import Count
@@ -101,12 +102,15 @@ def plan(
     engine = reading_engine(app)
     with engine.connect() as conn:
         result = plan_for(conn, request, app.config.section("fx"))
+        near = None if result.options or result.excluded else would_match(conn, request.query)
     emit(
         result,
         fmt,
-        table=render_plan,
+        table=lambda r: render_plan(r, near),
         csv=lambda r: ([_plan_row(i, o) for i, o in enumerate(r.options, 1)], PLAN_COLUMNS),
     )
+    if not result.options:  # nothing to recommend: not an answer a script may act on (docs/commands.md)
+        click.get_current_context().exit(1)
 
 
 PLAN_COLUMNS = (

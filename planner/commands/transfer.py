@@ -16,7 +16,7 @@ import click
 from planner import catalog
 from planner.commands.emit import emit, quiet_exit_on_closed_pipe
 from planner.commands.options import format_option, gpu_filter_option, provider_option
-from planner.errors import PlannerError
+from planner.errors import write_error
 from planner.providers import canonical_provider
 from planner.views.transfer import render_import
 
@@ -99,8 +99,9 @@ def export_cmd(app, out: str | None, gpus: tuple[str, ...], providers: tuple[str
         else:
             count = export_to_path(engine, out, models, names)
     except OSError as err:
-        raise PlannerError(
+        raise write_error(
             f"cannot write {out or 'the export'!r}: {err.strerror or err}; nothing was written",
+            err,
             hint="check the disk has room",
         ) from None
     if out:

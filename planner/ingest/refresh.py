@@ -53,6 +53,7 @@ from planner.ingest.runs import (
     ScrapeJob,
     close_interrupted,
     fail,
+    mark_interrupted,
     provider_timeout_s,
     skip,
     start_run,
@@ -149,40 +150,44 @@ def run_refresh(
     if jobs:
         say(f"refreshing {', '.join(j.name for j in jobs)} ({min(concurrency, len(jobs))} at a time)")
     results: queue.Queue[Scraped] = queue.Queue()
-    waiting, running = list(jobs), dict[str, ScrapeJob]()
-    while waiting or running:
-        while waiting and len(running) < concurrency:
-            job = waiting.pop(0)
-            job.run_id = start_run(engine, job)
-            job.started = time.monotonic()
-            job.secrets = all_secrets
-            running[job.name] = job
-            where = f", replaying {from_raw / job.name}" if from_raw else ""
-            say(f"{job.name}: started ({job.mode} mode{where})")
-            threading.Thread(
-                target=_work, args=(job, fx, results), name=f"refresh-{job.name}", daemon=True
-            ).start()
-        next_deadline = min(j.started + timeout_s for j in running.values())
-        try:
-            scraped = results.get(timeout=max(0.0, next_deadline - time.monotonic()))
-        except queue.Empty:
-            scraped = None
-        if scraped is not None and scraped.name in running:
-            job = running.pop(scraped.name)
+    try:
+        waiting, running = list(jobs), dict[str, ScrapeJob]()
+        while waiting or running:
+            while waiting and len(running) < concurrency:
+                job = waiting.pop(0)
+                job.run_id = start_run(engine, job)
+                job.started = time.monotonic()
+                job.secrets = all_secrets
+                running[job.name] = job
+                where = f", replaying {from_raw / job.name}" if from_raw else ""
+                say(f"{job.name}: started ({job.mode} mode{where})")
+                threading.Thread(
+                    target=_work, args=(job, fx, results), name=f"refresh-{job.name}", daemon=True
+                ).start()
+            next_deadline = min(j.started + timeout_s for j in running.values())
             try:
-                outcomes[job.name] = finish(engine, job, scraped, all_secrets)
-            except Exception as err:  # a bug of ours in storing must not cost the others their run
-                outcomes[job.name] = fail(
-                    engine, job, f"unexpected {type(err).__name__} while storing: {err}", 0
-                )
-            say(_progress_line(outcomes[job.name]))
-        now = time.monotonic()
-        for name, job in list(running.items()):
-            if now >= job.started + timeout_s:
-                del running[name]  # the thread is abandoned (a daemon); what it returns is ignored
-                error = f"timed out after {timeout_s:g} s (the provider hung or is very slow)"
-                outcomes[name] = fail(engine, job, error, offers=0)
-                say(_progress_line(outcomes[name]))
+                scraped = results.get(timeout=max(0.0, next_deadline - time.monotonic()))
+            except queue.Empty:
+                scraped = None
+            if scraped is not None and scraped.name in running:
+                job = running.pop(scraped.name)
+                try:
+                    outcomes[job.name] = finish(engine, job, scraped, all_secrets)
+                except Exception as err:  # a bug of ours in storing must not cost the others their run
+                    outcomes[job.name] = fail(
+                        engine, job, f"unexpected {type(err).__name__} while storing: {err}", 0
+                    )
+                say(_progress_line(outcomes[job.name]))
+            now = time.monotonic()
+            for name, job in list(running.items()):
+                if now >= job.started + timeout_s:
+                    del running[name]  # the thread is abandoned (a daemon); what it returns is ignored
+                    error = f"timed out after {timeout_s:g} s (the provider hung or is very slow)"
+                    outcomes[name] = fail(engine, job, error, offers=0)
+                    say(_progress_line(outcomes[name]))
+    except KeyboardInterrupt:  # Ctrl-C: the runs it leaves are interrupted now, not at the next refresh
+        mark_interrupted(engine, say)
+        raise
     if save_raw:
         try:
             write_manifest(save_raw, jobs)

@@ -1,7 +1,8 @@
 """The ``scrape_runs`` rows of a refresh, and the records a refresh passes around.
 
 ``ScrapeJob`` is one provider to scrape, ``Scraped`` what its worker thread hands back, ``ProviderOutcome`` how
-it ended. A refresh closes the runs a killed process left ``running`` (``interrupted``), opens one run
+it ended. A refresh closes the runs a killed process left ``running`` (``interrupted``; a refresh
+stopped by Ctrl-C closes its own at once, ``mark_interrupted``), opens one run
 per provider, and ends it ``skipped``, ``failed`` (here) or ``ok``/``partial``
 (``planner.ingest.store``). A run row the database cannot record at the start is a ``DatabaseError``:
 nothing was refreshed.
@@ -112,6 +113,18 @@ def close_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
         ) from None
     if closed:
         say(f"{closed} earlier refresh run(s) left 'running' by a killed process marked interrupted")
+
+
+def mark_interrupted(engine: Engine, say: Callable[[str], None]) -> None:
+    """Ctrl-C (or SIGINT) during a refresh, under its lock: the runs it left ``running`` are
+    ``interrupted`` now, not at the next refresh. Best effort: the interrupt is what the caller reports."""
+    try:
+        with store.writing(engine) as conn:
+            closed = store.close_interrupted_runs(conn, "refresh", why="interrupted (Ctrl-C or SIGINT)")
+    except sa_exc.SQLAlchemyError:
+        return  # the next refresh closes them
+    if closed:
+        say(f"interrupted: {closed} refresh run(s) marked interrupted")
 
 
 def start_run(engine: Engine, job: ScrapeJob) -> int:

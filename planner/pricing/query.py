@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ALL, MAINLAND, OVERSEAS = "all", "mainland", "overseas"
 SCOPES: tuple[str, ...] = (ALL, MAINLAND, OVERSEAS)  # ``planner.regions`` says which a region is in
+# The scopes a question may cover (``--scope`` and ``[quote] scope``): a team in China asks about the
+# mainland or everything; "overseas" names where a region lies, never a question's scope.
+CHOSEN_SCOPES: tuple[str, ...] = (MAINLAND, ALL)
 
 
 SCOPE_WORDS = {MAINLAND: "the mainland", OVERSEAS: "Hong Kong and abroad"}
@@ -37,9 +40,11 @@ def scope_words(scope: str) -> str:
 def check_scope(scope: str, given_by: str | None = None) -> str:
     """``scope`` lower-cased, or an UnknownNameError naming ``given_by`` (a config key) when given."""
     cleaned = scope.strip().lower()
-    if cleaned not in SCOPES:
+    if cleaned not in CHOSEN_SCOPES:  # the hint offers only what --scope and [quote] scope take
         kind = f"scope ({given_by})" if given_by else "scope"
-        raise UnknownNameError(kind, scope, difflib.get_close_matches(cleaned, SCOPES) or SCOPES)
+        raise UnknownNameError(
+            kind, scope, difflib.get_close_matches(cleaned, CHOSEN_SCOPES) or CHOSEN_SCOPES
+        )
     return cleaned
 
 

@@ -1,5 +1,6 @@
 """Notes under a table: why a row's GPU model is marked inferred (the ``*`` note, each reason once), the
-line naming a cheaper option outside the region scope, and the providers renting a GPU only on application.
+line naming a cheaper option outside the region scope, the providers renting a GPU only on application,
+and the hints that follow "No prices match" (the same in ``prices``, ``quote`` and ``plan``).
 
 Sources word the same reason per instance family or per size ("GPU inferred from the gn7e family, not
 stated by Aliyun", "... the gn7i family ..."); listed as they come, one reason fills a screen. Notes
@@ -16,6 +17,7 @@ from planner.pricing.cost import shown_total
 from planner.pricing.query import cheaper_outside_line
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.answers.near import NearMatch
     from planner.on_application import OnApplication
     from planner.pricing.cost import JobCost
 
@@ -69,3 +71,25 @@ def on_application_lines(entries: Iterable[OnApplication]) -> list[str]:
         lines.append(f"  {e.provider}: {e.gpu_model}{family}: {e.wording} (seen {e.observed:%Y-%m-%d})")
     lines.append("  (`--format json` gives each source, under on_application.)")
     return lines
+
+
+def no_match_line(
+    said: str, near: NearMatch | None, *, variants_flag: bool = True, otherwise: str = ""
+) -> str:
+    """``said`` ("No prices match.") and the flags that would reach what is stored near the query
+    (``planner.answers.near``), or ``otherwise`` when nothing is: ``Hint: add --include-variants
+    (H800-80GB stored); regions look like cn-beijing.`` A command without ``--include-variants``
+    (``plan``: ``variants_flag`` False) is pointed at ``--gpu`` instead."""
+    tips = []
+    if near is not None and near.variants:
+        stored = ", ".join(near.variants)
+        tips.append(
+            f"add --include-variants ({stored} stored)"
+            if variants_flag
+            else f"China variants are stored: {stored} (add --gpu {near.variants[0]})"
+        )
+    if near is not None and near.regions:
+        tips.append(f"regions look like {', '.join(near.regions)}")
+    if tips:
+        return f"{said} Hint: {'; '.join(tips)}."
+    return f"{said} {otherwise}".rstrip()

@@ -11,10 +11,11 @@ from planner.pricing.offer import NOTHING_RENTABLE
 from planner.pricing.query import scope_words
 from planner.pricing.words import ONE_MACHINE_NOTE
 from planner.views.estimate import memory_notes, workload_line
-from planner.views.notes import star_note
+from planner.views.notes import no_match_line, star_note
 from planner.views.typed import typed
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.answers.near import NearMatch
     from planner.answers.plan import Plan, PlanOption
 
 
@@ -22,7 +23,8 @@ def _per_m(cny: float | None) -> str:
     return f"{cny:,.2f}" if cny is not None else "-"
 
 
-def render_plan(p: Plan) -> str:
+def render_plan(p: Plan, near: NearMatch | None = None) -> str:
+    """The plan for people; ``near`` (no option matched): what is stored near the query, as a hint."""
     if p.workload.serving is not None:
         return render_serving_plan(p)
     m = p.memory
@@ -41,7 +43,9 @@ def render_plan(p: Plan) -> str:
         lines.append(prices_line([o.rental.offer for o in p.options]))
     if not p.options:
         lines.append(
-            "No GPU with prices can run this job within the limits." if p.excluded else "No prices match."
+            "No GPU with prices can run this job within the limits."
+            if p.excluded
+            else no_match_line("No prices match.", near, variants_flag=False)
         )
     else:
         rows = [_plan_table_row(i, o) for i, o in enumerate(p.options, 1)]

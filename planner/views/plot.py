@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.billing import SUBSCRIPTION_MODES, hours_per_unit
-from planner.errors import PlannerError, UsageError
+from planner.errors import PlannerError, UsageError, write_error
 from planner.wording import Phrase
 from reports.chart import date_axis, figure, palette, save_figure
 
@@ -284,7 +284,8 @@ def _save_atomically(fig, target: Path, fmt: str) -> None:  # noqa: ANN001
     try:
         save_figure(fig, target, fmt)
     except OSError as err:
-        raise PlannerError(
+        raise write_error(
             f"cannot write {str(target)!r}: {err.strerror or err}; nothing was written",
+            err,
             hint="check the disk has room",
         ) from None

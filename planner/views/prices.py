@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING
 
 from planner.output import money, short, table
 from planner.pricing.words import stock_words
-from planner.views.notes import star_note
+from planner.views.notes import no_match_line, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
-    from planner.answers.prices import NearMatch, PriceList
+    from planner.answers.near import NearMatch
+    from planner.answers.prices import PriceList
 
 
 def render_prices(found: PriceList) -> str:
@@ -51,9 +52,4 @@ def render_prices(found: PriceList) -> str:
 
 def no_match_text(near: NearMatch) -> str:
     """ "No prices match these filters." and, when something near is stored, the flag that reaches it."""
-    tips = []
-    if near.variants:
-        tips.append(f"add --include-variants ({', '.join(near.variants)} stored)")
-    if near.regions:
-        tips.append(f"regions look like {', '.join(near.regions)}")
-    return "No prices match these filters." + (f" Hint: {'; '.join(tips)}." if tips else "")
+    return no_match_line("No prices match these filters.", near)

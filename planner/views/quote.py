@@ -19,7 +19,7 @@ from planner.pricing.words import (
     stock_state_words,
     stock_words,
 )
-from planner.views.notes import on_application_lines, outside_lines, star_note
+from planner.views.notes import no_match_line, on_application_lines, outside_lines, star_note
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.quote import Quote
@@ -58,7 +58,8 @@ def render_quote(result: Quote) -> str:
     )
     lines = [f"Quote: {job.gpus} x {r.gpu} ({models}) for {job.hours:g} h over {job.days} day(s)"]
     if not result.options:
-        lines.append("No prices match. Try without filters, `planner prices`, or `planner refresh`.")
+        otherwise = "Try without filters, `planner prices`, or `planner refresh`."
+        lines.append(no_match_line("No prices match.", result.near, otherwise=otherwise))
         lines.extend(outside_lines(result.query.scope, result.outside))
         lines.extend(on_application_lines(result.on_application))
         return "\n".join(lines)

@@ -82,6 +82,19 @@ def test_two_replays_as_recorded_fire_new_and_back_in_stock(run_cli, config, mon
     assert would_fire(run_cli, config) == {}
 
 
+def test_an_offer_that_went_away_and_came_back_is_not_new(run_cli, config, monkeypatch):
+    # "New" is never seen before at that provider: the V100 listed by the second run, gone at the
+    # third and back at the fourth was seen (its price history says so), whatever the run before says.
+    at(monkeypatch, DAY2)
+    replay(run_cli, config, BEFORE)
+    replay(run_cli, config, AFTER)
+    assert would_fire(run_cli, config)["anything-new"] == V100
+    replay(run_cli, config, BEFORE)  # the V100 is not listed
+    assert would_fire(run_cli, config) == {}
+    replay(run_cli, config, AFTER)  # back: in stock again, but no news
+    assert would_fire(run_cli, config) == {"h20-back": H20}
+
+
 def test_a_replay_of_an_old_recording_is_judged_as_the_latest_run(run_cli, config, monkeypatch):
     at(monkeypatch, DAY1)
     replay(run_cli, config, BEFORE, as_recorded=False)  # recorded "now": 2026-12-01

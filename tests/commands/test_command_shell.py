@@ -143,7 +143,7 @@ def test_plan_never_names_a_flag_that_was_not_given(run_cli):
     result = run_cli(
         "plan", "--model", "qwen2.5-7b", "--task", "pretrain", "--tokens", "10T", "--deadline-hours", "1"
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # no option: nothing to recommend (docs/commands.md)
     assert "--gpus " not in result.output
     assert "to finish in 1 h" in result.output and "the 50,000 a plan considers" in result.output
 
@@ -170,6 +170,46 @@ def test_no_prices_match_says_add_include_variants_when_a_variant_is_stored(run_
     assert (
         "H800-80GB" in run_cli("prices", "--gpu", "H100", "--provider", "autodl", "--include-variants").output
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["prices", "--gpu", "H100", "--provider", "autodl"], "add --include-variants (H800-80GB stored)"),
+        (
+            ["quote", "--gpu", "H100", "--hours", "10", "--provider", "autodl"],
+            "add --include-variants (H800-80GB stored)",
+        ),
+        (
+            [
+                "plan",
+                "--params",
+                "7B",
+                "--tokens",
+                "1B",
+                "--task",
+                "lora",
+                "--gpu",
+                "H100",
+                "--provider",
+                "autodl",
+            ],
+            "China variants are stored: H800-80GB (add --gpu H800-80GB)",
+        ),
+        (["prices", "--gpu", "A10", "--region", "北京"], "regions look like cn-beijing"),
+        (["quote", "--gpu", "A10", "--hours", "10", "--region", "北京"], "regions look like cn-beijing"),
+        (["quote", "--gpu", "A10", "--hours", "10", "--region", "beijing"], "regions look like cn-beijing"),
+    ],
+)
+def test_quote_and_plan_give_the_hints_prices_gives_and_no_option_exits_1(run_cli, args, hint):
+    # One place words them (planner.views.notes.no_match_line over planner.answers.near): a listing
+    # that is empty is an answer (exit 0); a quote or a plan with nothing to recommend is not (exit 1).
+    result = run_cli(*args)
+    assert result.exit_code == (0 if args[0] == "prices" else 1), result.output
+    assert line_of(result.stdout, "No prices match").endswith(f"Hint: {hint}.")
+    if args[0] == "quote":
+        doc = json.loads(run_cli(*args, "--format", "json").stdout)
+        assert doc["options"] == [] and doc["would_match"]
 
 
 def test_no_prices_match_says_what_regions_look_like(run_cli):

@@ -302,7 +302,7 @@ def test_plan_budget_and_deadline(run_cli, tmp_path):
         left_out = line_of(capped, f"Left out: {gpu}:")
         assert f"needs {needed} GPUs" in left_out and "20 h" in left_out and "the 4 allowed" in left_out
     none = run_cli(*LORA_1B, "--budget", "10", "--format", "json")
-    assert none.exit_code == 0 and json.loads(none.stdout)["options"] == []
+    assert none.exit_code == 1 and json.loads(none.stdout)["options"] == []  # nothing to recommend
     assert "No GPU with prices" in run_cli(*LORA_1B, "--budget", "10").stdout
 
 
@@ -487,7 +487,8 @@ T = ("tco", "--gpu", "RTX4090")
         ((*P, "--provider", "aws"), "unknown provider 'aws'"),
         ((*P, "--billing", "fortnightly"), "unknown billing mode"),
         ((*P, "--gpu", "H8OO"), "unknown GPU 'H8OO'"),
-        ((*P, "--task", "train"), "unknown task 'train'"),
+        (("plan", "--params", "7B", "--task", "train", "--tokens", "1B"), "unknown task 'train'"),
+        ((*P, "--task", "full"), "--task given more than once"),  # never "the last one wins"
         ((*T, "--hours", "-5"), "--hours must be positive"),
         ((*T, "--hours", "0"), "--hours must be positive"),
         ((*T, "--hours", "many"), "--hours 'many' is not a number"),

@@ -323,7 +323,8 @@ def test_names_from_providers_and_files_reach_the_database_only_as_parameters(ru
             ["export"],
             ["report", "--out", str(tmp_path / "reports")],
         ):
-            assert run_cli(*args).exit_code == 0, args
+            # The poisoned region matches nothing: quote has no option to recommend (exit 1), no error.
+            assert run_cli(*args).exit_code == (1 if args[0] == "quote" else 0), args
     finally:
         event.remove(Engine, "before_cursor_execute", capture)
     assert len(statements) > 20

@@ -52,6 +52,8 @@ class Robot(Kind):
             return sending.failed(channel, 0, error)
         if not url.lower().startswith(("https://", "http://")):
             return sending.failed(channel, 0, f"{channel.url_env} is not an http(s) URL")
+        if problem := _url_problem(url):  # never the URL itself: it holds the key
+            return sending.failed(channel, 0, f"{channel.url_env} is not a valid URL: {problem}")
         send = sending.post or _http_post
         error_text = ""
         for attempt in range(1, policy.attempts + 1):
@@ -135,12 +137,26 @@ def _secret_pieces(env: Mapping[str, str]) -> tuple[str, ...]:
             continue
         value = value.strip()
         pieces.append(value)
-        if not name.endswith("_SECRET"):
+        if not name.endswith("_SECRET") and _url_problem(value) is None:  # a malformed one is hidden whole
             parts = urllib.parse.urlsplit(value)
             query = urllib.parse.parse_qs(parts.query)
             pieces += [v for values in query.values() for v in values if len(v) >= 6]
             pieces += [s for s in parts.path.split("/") if len(s) >= 16]
     return tuple(pieces)
+
+
+def _url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as a webhook URL, in words that quote none of it; None when usable."""
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "it holds a space or a control character"
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number up to 65535
+    except ValueError as err:
+        return "its port is not a number up to 65535" if "Port" in str(err) else "it cannot be parsed"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 def _host(url: str) -> str:
