@@ -50,6 +50,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "fx.*": (1e-6, 1e6),
     "http.connect_timeout_s": (0.01, 600),
     "http.read_timeout_s": (0.01, 3600),
+    "http.deadline_s": (0.1, 3600),
     "http.retries": (0, 10),
     "http.backoff_s": (0, 600),
     "refresh.concurrency": (1, 16),
@@ -249,7 +250,7 @@ def plain_http_refused(name: str, section: Mapping[str, Any], sends_credentials:
     parts = urlsplit(base_url)
     if not sends_credentials or parts.scheme != "http" or section.get("allow_plain_http"):
         return None
-    if _is_loopback(parts.hostname or ""):
+    if is_loopback(parts.hostname or ""):
         return None
     return (
         f"[providers.{name}] base_url is plain http to {parts.hostname}: the credentials would cross the "
@@ -261,7 +262,7 @@ def plain_http_hint(name: str) -> str:
     return f"use https://, or set [providers.{name}] allow_plain_http = true for a proxy you trust"
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:

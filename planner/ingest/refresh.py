@@ -234,6 +234,7 @@ def _job(
         cls.http_policy,
         connect_timeout_s=float(http.get("connect_timeout_s", cls.http_policy.connect_timeout_s)),
         read_timeout_s=float(http.get("read_timeout_s", cls.http_policy.read_timeout_s)),
+        deadline_s=float(http.get("deadline_s", cls.http_policy.deadline_s)),
         max_retries=int(http.get("retries", cls.http_policy.max_retries)),
         backoff_base_s=float(http.get("backoff_s", cls.http_policy.backoff_base_s)),
         min_interval_s=float(section.get("min_interval_s", cls.http_policy.min_interval_s)),
