@@ -17,6 +17,7 @@ import contextlib
 import socket
 import threading
 import time
+import weakref
 from typing import Any
 
 import requests
@@ -26,6 +27,8 @@ import urllib3.connectionpool
 _current = threading.local()
 _live: set[Exchange] = set()
 _live_lock = threading.Lock()
+# Threads of an abandoned job: each exchange they start from now on is cut before it connects.
+_abandoned: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
 
 class Exchange:
@@ -63,6 +66,8 @@ class Exchange:
             _shut(connection)
 
     def __enter__(self) -> Exchange:
+        if threading.current_thread() in _abandoned:
+            self.fire(cancelled=True)
         self._timer = threading.Timer(self.left_s(), self.fire)
         self._timer.daemon = True
         self._timer.start()
@@ -83,9 +88,13 @@ class Exchange:
 
 
 def cancel_all() -> int:
-    """End every exchange going on in this process now (the job they belong to was abandoned); returns
-    how many there were."""
+    """End every exchange going on in this process now, and refuse every exchange that a thread alive
+    now (but the caller) starts later: the one job running, with the threads it started, was
+    abandoned (the scheduler runs one job at a time, and its own threads send nothing). A thread
+    started later (the next run's) is not touched. Returns how many exchanges were cut."""
+    caller = threading.current_thread()
     with _live_lock:
+        _abandoned.update(t for t in threading.enumerate() if t is not caller)
         live = list(_live)
     for exchange in live:
         exchange.fire(cancelled=True)

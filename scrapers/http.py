@@ -240,6 +240,8 @@ class HttpClient:
             all_headers.update(signer(method, url, all_headers, body))
         self._wait_turn()
         with Exchange(self.policy.deadline_s) as exchange:
+            if exchange.fired:  # started by a job already abandoned
+                raise DeadlinePassed(_deadline_words(exchange))
             try:
                 raw = self.session.request(
                     method,

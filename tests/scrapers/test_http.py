@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -10,7 +11,8 @@ import responses
 from responses import matchers
 
 from scrapers.base import ScrapeError
-from scrapers.http import HttpPolicy, parse_retry_after_s
+from scrapers.http import HttpClient, HttpPolicy, TransportError, parse_retry_after_s
+from tests.helpers.servers import dripping_server
 
 URL = "https://cvm.tencentcloudapi.com/"
 
@@ -307,3 +309,20 @@ def test_a_refused_bomb_keeps_none_of_its_bytes_in_the_error(make_client):
         held += sum(len(c) for c in traceback.tb_frame.f_locals.get("chunks", ()))
         traceback = traceback.tb_next
     assert held == 0
+
+
+def test_a_status_line_dripped_a_byte_at_a_time_ends_at_the_exchange_deadline():
+    """``HTTP/1.1 200 O`` and then a byte every 50 ms: every byte resets a read timeout, so only one
+    deadline over the whole exchange (connect, status line, headers, body) ends it; not retried."""
+    with dripping_server() as base:
+        client = HttpClient(
+            "tencent",
+            version="t",
+            base_url=base,
+            policy=HttpPolicy(max_retries=3, read_timeout_s=5, deadline_s=0.3, min_interval_s=0),
+        )
+        started = time.monotonic()
+        with pytest.raises(TransportError) as caught:
+            client.get("https://cvm.tencentcloudapi.com/prices")
+    assert time.monotonic() - started < 1.5
+    assert caught.value.cause.startswith("deadline: no whole answer within 0.3 s")
