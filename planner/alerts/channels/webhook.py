@@ -243,6 +243,8 @@ def _http_post(
     except ScrapeError as err:  # "webhook: POST <url> <what happened>": what happened only
         said = re.sub(r"^webhook: [A-Z]+ \S+?:? ", "", str(err))
         raise Unreachable(said, permanent=True) from None
+    finally:
+        client.session.close()  # one POST per client: its connection is not kept for another
     if 300 <= response.status < 400:
         location = {k.lower(): v for k, v in response.headers.items()}.get("location", "")
         where = urllib.parse.urljoin(url, location)
