@@ -342,7 +342,7 @@ def _deadline_words(exchange: Exchange) -> str:
     if exchange.cancelled:
         return "deadline: cut short, the job it ran for was abandoned"
     return (
-        f"deadline: no whole answer within {exchange.deadline_s:.3g} s (connect, status line, headers and "
+        f"deadline: no whole answer within {round(exchange.deadline_s, 1):g} s (connect, status line, headers and "
         "body): gave up, not retried"
     )
 
