@@ -124,6 +124,21 @@ def test_dripping_smtp_server_ends_at_the_deadline(smtp_script):
 
 
 @pytest.mark.slow
+def test_an_smtp_server_dripping_its_tls_handshake_ends_at_the_deadline():
+    """``ssl = true``: the server starts a handshake record of 16 KB and sends it a byte at a time, each
+    well inside the socket's timeout; the handshake is bounded as a whole (the socket's timeout, cut to
+    what is left of the attempt's deadline, is one deadline for all of it in CPython's ssl)."""
+    with dripping_server(b"\x16\x03\x03\x40\x00", every_s=0.05) as base:
+        port = int(base.rsplit(":", 1)[1])
+        settings = SmtpSettings("127.0.0.1", port, starttls=False, ssl=True, timeout_s=5, deadline_s=1.0)
+        started = time.monotonic()
+        with pytest.raises(MailError) as caught:
+            send(_message(), settings, attempts=1)
+    assert time.monotonic() - started < 3
+    assert "timed out" in caught.value.message and not caught.value.permanent, caught.value.message
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("smtp_script", ["drip"], indirect=True)
 def test_dripping_smtp_server_does_not_hang_report_email(run_cli, tmp_path, smtp_script, monkeypatch):
     from tests.helpers.smtp import email_config
