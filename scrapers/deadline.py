@@ -7,6 +7,11 @@ and when the deadline passes (or :func:`cancel_all` is called: the scheduler aba
 sockets are shut down. Whatever the client was waiting for then fails at once, and
 :attr:`Exchange.fired` tells the caller that the deadline, not the server, ended it.
 
+A job that may be abandoned (the scheduler's nightly run) runs under a :class:`Job` (``job.run(fn)``;
+threads it starts carry it along when started in a copy of its context, as the refresh starts its
+providers): :meth:`Job.abandon` cuts the job's exchanges going on and refuses those it starts later,
+and nothing else in the process is touched.
+
 :func:`mount` puts the connection classes that report to the current exchange under a
 ``requests.Session`` (both schemes; other pools are left alone).
 """
@@ -14,11 +19,12 @@ sockets are shut down. Whatever the client was waiting for then fails at once, a
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import socket
 import threading
 import time
-import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import requests
 import urllib3.connection
@@ -27,8 +33,36 @@ import urllib3.connectionpool
 _current = threading.local()
 _live: set[Exchange] = set()
 _live_lock = threading.Lock()
-# Threads of an abandoned job: each exchange they start from now on is cut before it connects.
-_abandoned: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+T = TypeVar("T")
+
+
+class Job:
+    """One run that may be abandoned: the exchanges made under it (``run``) can be cut together."""
+
+    def __init__(self) -> None:
+        self.abandoned = False
+
+    def run(self, fn: Callable[[], T]) -> T:
+        """``fn()`` with this job current (in this thread, and in threads started in a copy of its
+        context)."""
+        token = _job.set(self)
+        try:
+            return fn()
+        finally:
+            _job.reset(token)
+
+    def abandon(self) -> int:
+        """Cut every exchange of this job going on now and refuse any it starts later; returns how many
+        were cut."""
+        self.abandoned = True
+        with _live_lock:
+            live = [e for e in _live if e.job is self]
+        for exchange in live:
+            exchange.fire(cancelled=True)
+        return len(live)
+
+
+_job: contextvars.ContextVar[Job | None] = contextvars.ContextVar("planner_job", default=None)
 
 
 class Exchange:
@@ -36,6 +70,7 @@ class Exchange:
 
     def __init__(self, deadline_s: float, clock: Any = time.monotonic):
         self.deadline_s = deadline_s
+        self.job = _job.get()
         self._clock = clock
         self.ends = clock() + deadline_s
         self.fired = False
@@ -66,7 +101,7 @@ class Exchange:
             _shut(connection)
 
     def __enter__(self) -> Exchange:
-        if threading.current_thread() in _abandoned:
+        if self.job is not None and self.job.abandoned:
             self.fire(cancelled=True)
         self._timer = threading.Timer(self.left_s(), self.fire)
         self._timer.daemon = True
@@ -85,20 +120,6 @@ class Exchange:
 
     def __hash__(self) -> int:
         return id(self)
-
-
-def cancel_all() -> int:
-    """End every exchange going on in this process now, and refuse every exchange that a thread alive
-    now (but the caller) starts later: the one job running, with the threads it started, was
-    abandoned (the scheduler runs one job at a time, and its own threads send nothing). A thread
-    started later (the next run's) is not touched. Returns how many exchanges were cut."""
-    caller = threading.current_thread()
-    with _live_lock:
-        _abandoned.update(t for t in threading.enumerate() if t is not caller)
-        live = list(_live)
-    for exchange in live:
-        exchange.fire(cancelled=True)
-    return len(live)
 
 
 def _shut(connection: Any) -> None:

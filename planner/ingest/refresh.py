@@ -30,6 +30,7 @@ regions failed, the rest stored) or ``skipped``, and 1 when any provider ``faile
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import os
 import queue
@@ -159,8 +160,12 @@ def run_refresh(
             running[job.name] = job
             where = f", replaying {from_raw / job.name}" if from_raw else ""
             say(f"{job.name}: started ({job.mode} mode{where})")
+            # in a copy of this context: a scheduled run's providers belong to its run (scrapers.deadline.Job)
             threading.Thread(
-                target=_work, args=(job, fx, results), name=f"refresh-{job.name}", daemon=True
+                target=contextvars.copy_context().run,
+                args=(_work, job, fx, results),
+                name=f"refresh-{job.name}",
+                daemon=True,
             ).start()
         next_deadline = min(j.started + timeout_s for j in running.values())
         try:

@@ -354,13 +354,6 @@ def run_job(
 ABANDON_SETTLE_S = 60.0
 
 
-def cut_exchanges() -> int:
-    """Cut every HTTP exchange going on in this process (the one job running is being abandoned)."""
-    from scrapers.deadline import cancel_all
-
-    return cancel_all()
-
-
 class BoundedJob:
     """The job run in a thread of its own, waited for at most ``timeout_s``: a run still going then is
     abandoned (logged), its HTTP exchanges cut so it ends and releases the refresh lock (waited for up
@@ -385,9 +378,13 @@ class BoundedJob:
     def __call__(self) -> Any:
         done, result = threading.Event(), []
 
+        from scrapers.deadline import Job
+
+        run = Job()  # its HTTP exchanges can be cut together when it is abandoned
+
         def work() -> None:
             try:
-                result.append(self.job())
+                result.append(run.run(self.job))
             except Exception:
                 log.exception("job crashed")
             finally:
@@ -400,7 +397,7 @@ class BoundedJob:
             while not done.wait(self.poll_s):
                 if self._stop.is_set():
                     log.error("job abandoned: the scheduler is stopping")
-                    cut_exchanges()
+                    run.abandon()
                     return None
                 if time.monotonic() >= ends:
                     log.error(
@@ -408,14 +405,14 @@ class BoundedJob:
                         "run starts on time",
                         self.timeout_s,
                     )
-                    self._settle(done)
+                    self._settle(run, done)
                     return None
             return result[0] if result else None
         finally:
             self._idle.set()
 
-    def _settle(self, done: threading.Event) -> None:
-        cut = cut_exchanges()
+    def _settle(self, run: Any, done: threading.Event) -> None:
+        cut = run.abandon()
         if done.wait(self.settle_s):
             log.info(
                 "the abandoned run ended (%d network exchange(s) cut) and let go of the refresh lock", cut

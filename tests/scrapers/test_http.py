@@ -326,3 +326,52 @@ def test_a_status_line_dripped_a_byte_at_a_time_ends_at_the_exchange_deadline():
             client.get("https://cvm.tencentcloudapi.com/prices")
     assert time.monotonic() - started < 1.5
     assert caught.value.cause.startswith("deadline: no whole answer within 0.3 s")
+
+
+def test_abandoning_a_job_cuts_its_exchanges_and_refuses_its_later_ones_only():
+    """The scheduler abandons a run: that run's exchange (in a thread it started in a copy of its
+    context, as the refresh starts a provider) ends at once, and so does any it starts later; an
+    exchange of anyone else goes on to its own deadline."""
+    import contextvars
+    import threading
+
+    from scrapers.deadline import Job
+    from tests.helpers.servers import http_server
+
+    def client(deadline_s: float, base: str) -> HttpClient:
+        policy = HttpPolicy(max_retries=0, read_timeout_s=5, deadline_s=deadline_s, min_interval_s=0)
+        return HttpClient("tencent", version="t", base_url=base, policy=policy)
+
+    ended: dict[str, tuple[float, str]] = {}
+
+    def fetch(name: str, deadline_s: float, base: str) -> None:
+        started = time.monotonic()
+        try:
+            client(deadline_s, base).get("https://cvm.tencentcloudapi.com/prices")
+            ended[name] = (time.monotonic() - started, "answered")
+        except TransportError as err:
+            ended[name] = (time.monotonic() - started, err.cause)
+
+    job = Job()
+    with dripping_server() as base:
+        mine = threading.Thread(
+            target=job.run,
+            args=(
+                lambda: threading.Thread(
+                    target=contextvars.copy_context().run, args=(fetch, "job", 30, base)
+                ).start(),
+            ),
+        )
+        other = threading.Thread(target=fetch, args=("other", 1.0, base))
+        mine.start(), other.start()
+        time.sleep(0.3)
+        assert job.abandon() == 1
+        deadline = time.monotonic() + 5
+        while len(ended) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert ended["job"][1] == "deadline: cut short, the job it ran for was abandoned" and ended["job"][0] < 1
+    assert ended["other"][1].startswith("deadline: no whole answer within 1 s") and ended["other"][0] >= 0.9
+    with http_server(b"[]", {"Content-Type": "application/json"}) as base:
+        job.run(lambda: fetch("later", 30, base))
+        fetch("outside", 30, base)
+    assert ended["later"][1].startswith("deadline: cut short") and ended["outside"][1] == "answered"
