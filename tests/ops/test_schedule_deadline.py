@@ -73,3 +73,20 @@ def test_an_abandoned_run_has_its_exchanges_cut_and_lets_go_of_the_lock(tmp_path
     assert "skipping this run" not in log, log
     assert log.count("job finished with exit code 1") >= 2, log
     assert "the job it ran for was abandoned" in log, log
+
+
+def test_a_run_skipped_behind_its_own_abandoned_run_says_so(tmp_path, monkeypatch, caplog):
+    """The lock held by this very process (an abandoned run still ending) is not "another refresh"."""
+    from planner.app import App
+    from planner.ingest.lock import EXIT_LOCK_BUSY, refresh_lock
+    from planner.ops.scheduler import run_job
+
+    monkeypatch.chdir(tmp_path)
+    app = App(config_file=str(schedule_config(tmp_path)), db_url=f"sqlite:///{tmp_path / 'p.db'}")
+    with refresh_lock(app.engine(), holder="planner schedule"), caplog.at_level("WARNING"):
+        code = run_job(app, refresh=lambda app: pytest.fail("refreshed under a held lock"))
+    assert code == EXIT_LOCK_BUSY
+    assert (
+        "an earlier run of this scheduler, abandoned and still ending, holds the refresh lock" in caplog.text
+    )
+    assert "another refresh is running" not in caplog.text
