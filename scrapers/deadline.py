@@ -180,7 +180,8 @@ class _Adapter(requests.adapters.HTTPAdapter):
 
 def mount(session: requests.Session) -> None:
     """Make every http and https request of ``session`` report its connections to the current
-    exchange."""
+    exchange. An adapter a caller mounted itself (a test's transport) is left in place."""
     adapter = _Adapter()
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
+    for prefix in ("http://", "https://"):
+        if type(session.get_adapter(prefix)) is requests.adapters.HTTPAdapter:
+            session.mount(prefix, adapter)
