@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import warnings
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote_plus
 
 from sqlalchemy import create_engine, event, exc, text
 from sqlalchemy.engine import Engine, make_url
@@ -60,19 +61,33 @@ def _password_split(url: str) -> tuple[str, str | None, str]:
     return f"{scheme}://{user}:", password, rest[at:]
 
 
+# Query parameters that carry a secret (libpq and psycopg take ``?password=...``, ``?sslpassword=...``).
+_SECRET_PARAMS = re.compile(r"([?&;](?:ssl)?password=)([^&#;]*)", re.IGNORECASE)
+
+
+def _query_secrets(url: str) -> list[str]:
+    """The values of the URL's password parameters, as written and decoded."""
+    values = [m.group(2) for m in _SECRET_PARAMS.finditer(url) if m.group(2)]
+    return values + [unquote_plus(v) for v in values]
+
+
 def redact_url(url: str) -> str:
-    """``url`` with its password, all of it, replaced by ``***``, for messages."""
+    """``url`` with its password, all of it, replaced by ``***``, for messages: the one before the host
+    and any given as a query parameter (``?password=...``)."""
     before, password, after = _password_split(url)
-    return url if password is None else f"{before}***{after}"
+    url = url if password is None else f"{before}***{after}"
+    return _SECRET_PARAMS.sub(lambda m: m.group(1) + ("***" if m.group(2) else ""), url)
 
 
 def mask_password(text: str, url: str) -> str:
     """``text`` (a driver's error, say) without the password of ``url`` or any piece of it: a driver
-    that splits an unescaped ``@`` at the wrong place quotes the rest of the password as the host."""
+    that splits an unescaped ``@`` at the wrong place quotes the rest of the password as the host; one
+    given as a query parameter is masked too."""
     _, password, _ = _password_split(url)
-    if not password:
+    secrets = [*_query_secrets(url), *([password] if password else [])]
+    pieces = {piece for secret in secrets for piece in (secret, *secret.split("@"), *secret.split(":"))}
+    if not pieces:
         return text
-    pieces = {password, *password.split("@"), *password.split(":")}
     for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
         text = text.replace(piece, "***")
     return text

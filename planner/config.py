@@ -50,6 +50,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "fx.*": (1e-6, 1e6),
     "http.connect_timeout_s": (0.01, 600),
     "http.read_timeout_s": (0.01, 3600),
+    "http.deadline_s": (0.1, 3600),
+    "http.webhook_budget_s": (1, 3600),
     "http.retries": (0, 10),
     "http.backoff_s": (0, 600),
     "refresh.concurrency": (1, 16),
@@ -130,7 +132,7 @@ def load_config(
     local = Path(cwd or os.getcwd()) / "config.toml"
     named = config_file or env.get(CONFIG_ENV) or None
     candidates: list[tuple[Path, bool]] = []
-    if local.is_file():
+    if local.is_file() and not (named and _same_file(local, Path(named).expanduser())):
         candidates.append((local, False))
     if named:
         candidates.append((Path(named).expanduser(), True))
@@ -142,6 +144,8 @@ def load_config(
             )
         layer = _read_toml(path)
         _check_layer(layer, defaults, str(path))
+        if not required:  # found in the folder the command runs in, not chosen
+            _refuse_weakening(layer, str(path))
         _merge(merged, layer)
         files.append(str(path))
 
@@ -151,8 +155,56 @@ def load_config(
         if value:
             merged[section][key] = value
             overrides[f"{section}.{key}"] = var
-    local_file = str(local) if str(local) in files else None
+    local_file = str(local) if (local, False) in candidates else None  # found, not named
     return Config(data=merged, files=tuple(files), overrides=overrides, local_file=local_file)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.is_file() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+# What a config.toml merely found in the working folder may not set: anyone who can write a file in a
+# folder someone runs planner from (a cloned repository, a shared directory) would otherwise send the
+# credentials readable (plain http, a plain login) or to a host of their choosing (base_url). Each is
+# (dotted name with * for any one name, whether a value does weaken).
+WEAKENING: tuple[tuple[str, Any], ...] = (
+    ("providers.*.base_url", lambda v: bool(str(v).strip())),
+    ("providers.*.allow_plain_http", lambda v: v is True),
+    ("channels.*.allow_plain_http", lambda v: v is True),
+    ("email.allow_plain_login", lambda v: v is True),
+)
+
+
+def _refuse_weakening(layer: Mapping[str, Any], origin: str) -> None:
+    """ConfigError when a working-folder file sets one of ``WEAKENING``: the same file given with
+    ``--config`` (or PLANNER_CONFIG) is the user's choice, and may."""
+    for pattern, weakens in WEAKENING:
+        for where, value in _settings_at(layer, pattern.split(".")):
+            if weakens(value):
+                raise ConfigError(
+                    f"{origin}: {where} = {value!r} weakens security, and a config.toml found in the "
+                    "current folder may not do that (it could send credentials readable or elsewhere)",
+                    hint=Phrase(
+                        "if you trust this file, name it: {config} {file} (or ${env}); else remove the setting",
+                        file=origin,
+                        env=CONFIG_ENV,
+                    ),
+                )
+
+
+def _settings_at(table: Any, parts: list[str], prefix: str = "") -> list[tuple[str, Any]]:
+    if not parts:
+        return [(prefix, table)]
+    if not isinstance(table, Mapping):
+        return []
+    head, rest = parts[0], parts[1:]
+    keys = list(table) if head == "*" else [head] if head in table else []
+    return [
+        hit for key in keys for hit in _settings_at(table[key], rest, f"{prefix}{'.' if prefix else ''}{key}")
+    ]
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -249,7 +301,7 @@ def plain_http_refused(name: str, section: Mapping[str, Any], sends_credentials:
     parts = urlsplit(base_url)
     if not sends_credentials or parts.scheme != "http" or section.get("allow_plain_http"):
         return None
-    if _is_loopback(parts.hostname or ""):
+    if is_loopback(parts.hostname or ""):
         return None
     return (
         f"[providers.{name}] base_url is plain http to {parts.hostname}: the credentials would cross the "
@@ -261,7 +313,7 @@ def plain_http_hint(name: str) -> str:
     return f"use https://, or set [providers.{name}] allow_plain_http = true for a proxy you trust"
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:

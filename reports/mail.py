@@ -38,7 +38,7 @@ class SmtpSettings:
     sender: str = "planner@localhost"
     password: str | None = field(default=None, repr=False)
     timeout_s: float = 30.0  # one exchange (connect, one reply)
-    deadline_s: float = 300.0  # a whole attempt, however the server drips its answers
+    deadline_s: float = 45.0  # a whole attempt, however the server drips its answers ([email] deadline_s)
     allow_plain_login: bool = False
 
     @property

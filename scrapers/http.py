@@ -9,8 +9,12 @@ Every scraper talks HTTP only through :class:`HttpClient`:
   passed with every request (so a session whose ``verify`` someone set to False still verifies), and a
   redirect from https to plain http refused (it would drop the verification silently);
 - a minimum interval between requests (the provider's polite rate);
-- every body read as it arrives and refused past ``max_body_bytes`` decoded (a gzip bomb) or after
-  ``body_deadline_s`` (a server dripping it), so one answer costs bounded memory and time;
+- one wall-clock deadline per exchange, ``deadline_s``: connect, status line, headers and body
+  (:mod:`scrapers.deadline`), so a server dripping any of them, a byte at a time, ends the attempt
+  instead of resetting the read timeout for ever; every body read as it arrives and refused past
+  ``max_body_bytes`` decoded (a gzip bomb), so one answer costs bounded memory and time;
+- ``follow_redirects``: False for a caller that must not be redirected at all (the webhooks: a 302
+  would turn the POST into a GET without its body); a 3xx is then returned, never followed;
 - ``base_url``: replaces scheme and host (and prefixes its path, if any) of *every* request, for mirrors,
   proxies and tests. Requests are signed for, recorded and replayed under their *logical* URL (the
   provider's real host), so a folder recorded through a mirror replays without it;
@@ -40,6 +44,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import requests
 
 from scrapers.base import ScrapeError
+from scrapers.deadline import Exchange, mount
 
 # HttpResponse lives beside the recorder that writes and serves it; it is part of this module's face.
 from scrapers.recording import (
@@ -65,7 +70,9 @@ class HttpPolicy:
     retry_after_max_s: float = 60.0  # a provider asking for longer gets this much, then we retry
     min_interval_s: float = 0.5  # between the starts of two requests to this provider
     max_body_bytes: int = MAX_RESPONSE_BYTES  # decoded: a gzip bomb stops here, not at the memory's end
-    body_deadline_s: float = 300.0  # one answer's body, first byte to last: a server dripping it stops here
+    # One exchange, connect to the body's last byte: a server dripping its status line, headers or body
+    # stops here (not retried: a server that drips once drips again).
+    deadline_s: float = 300.0
 
 
 class Signer(Protocol):
@@ -75,6 +82,19 @@ class Signer(Protocol):
 
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class TransportError(ScrapeError):
+    """No answer could be had: ``cause`` names what happened (``timeout: ...``, ``refused: ...``,
+    ``deadline: ...``, ``TLS: ...``) without the URL, for a caller that words its own error."""
+
+    def __init__(self, message: str, cause: str):
+        super().__init__(message)
+        self.cause = cause
+
+
+class DeadlinePassed(Exception):
+    """The exchange's wall-clock deadline passed (or the job it ran for was abandoned)."""
 
 
 class HttpStatusError(ScrapeError):
@@ -111,6 +131,7 @@ class HttpClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         request_log: Callable[[str], None] | None = None,
+        follow_redirects: bool = True,
     ) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", provider):
             raise ValueError(f"bad provider name {provider!r}")
@@ -123,6 +144,8 @@ class HttpClient:
         self.session = session or requests.Session()
         self.session.verify = True  # never turned off: prices from a spoofed host are worse than none
         self.session.headers["User-Agent"] = user_agent(version)
+        mount(self.session)  # its connections report to each exchange's deadline
+        self.follow_redirects = follow_redirects
         self._sleep, self._clock = sleep, clock
         # ``-v``: one line per attempt (method, URL, status, bytes, time), secrets removed.
         self.request_log = request_log
@@ -175,12 +198,15 @@ class HttpClient:
             started = time.monotonic()
             try:
                 resp = self._send(method, full_url, base_headers, body, signer)
+            except DeadlinePassed as exc:
+                self._log(method, full_url, f"failed: {exc}", None, time.monotonic() - started)
+                raise TransportError(scrub_text(f"{where}: {exc}", self.secrets), str(exc)) from None
             except requests.RequestException as exc:
                 cause = network_cause(exc)
                 self._log(method, full_url, f"failed: {cause}", None, time.monotonic() - started)
                 if last:
-                    raise ScrapeError(
-                        scrub_text(f"{where} failed after {attempts} attempts: {cause}", self.secrets)
+                    raise TransportError(
+                        scrub_text(f"{where} failed after {attempts} attempts: {cause}", self.secrets), cause
                     ) from None
                 self._pause(self._backoff_s(attempt))
                 continue
@@ -213,29 +239,44 @@ class HttpClient:
         if signer:
             all_headers.update(signer(method, url, all_headers, body))
         self._wait_turn()
-        raw = self.session.request(
-            method,
-            self.physical_url(url),
-            headers=all_headers,
-            data=body or None,
-            timeout=(self.policy.connect_timeout_s, self.policy.read_timeout_s),
-            allow_redirects=True,
-            verify=True,  # per request: wins over anything set on the session
-            hooks={"response": [self._refuse_downgrade]},
-            stream=True,  # read below, decoded piece by piece, up to the cap
-        )
-        with raw:
-            content = self._read_capped(raw, method, url)
-        keep = {k: v for k, v in raw.headers.items() if k.lower() in ("content-type", "retry-after", "date")}
+        with Exchange(self.policy.deadline_s) as exchange:
+            if exchange.fired:  # started by a job already abandoned
+                raise DeadlinePassed(_deadline_words(exchange))
+            try:
+                raw = self.session.request(
+                    method,
+                    self.physical_url(url),
+                    headers=all_headers,
+                    data=body or None,
+                    timeout=(
+                        min(self.policy.connect_timeout_s, self.policy.deadline_s),
+                        min(self.policy.read_timeout_s, self.policy.deadline_s),
+                    ),
+                    allow_redirects=self.follow_redirects,
+                    verify=True,  # per request: wins over anything set on the session
+                    hooks={"response": [self._refuse_downgrade]},
+                    stream=True,  # read below, decoded piece by piece, up to the cap
+                )
+                with raw:
+                    content = self._read_capped(raw, method, url)
+            except (requests.RequestException, OSError):
+                if exchange.fired:  # the watchdog cut the socket: say why, not what the cut looked like
+                    raise DeadlinePassed(_deadline_words(exchange)) from None
+                raise
+            if exchange.fired:  # a body without a length reads as complete once its socket is cut
+                raise DeadlinePassed(_deadline_words(exchange))
+        keep = {
+            k: v
+            for k, v in raw.headers.items()
+            if k.lower() in ("content-type", "retry-after", "date", "location")
+        }
         return HttpResponse(raw.status_code, url, keep, content)
 
     def _read_capped(self, raw: requests.Response, method: str, url: str) -> bytes:
         """The decoded body, refused (a ScrapeError, not retried) once it passes ``max_body_bytes`` (1 MB
-        of gzip can decode to gigabytes, and would otherwise be held and saved whole) or is still coming
-        after ``body_deadline_s`` (a server dripping it would otherwise reset the read timeout forever).
-        Read as it arrives, in decoded pieces of at most ``_PIECE_BYTES``."""
-        cap, deadline_s = self.policy.max_body_bytes, self.policy.body_deadline_s
-        ends = time.monotonic() + deadline_s
+        of gzip can decode to gigabytes, and would otherwise be held and saved whole). Read as it
+        arrives, in decoded pieces of at most ``_PIECE_BYTES``; the exchange's deadline bounds the time."""
+        cap = self.policy.max_body_bytes
         where = f"{self.provider}: {method} {redact_url(url)}"
         chunks: list[bytes] = []
         size = 0
@@ -249,9 +290,6 @@ class HttpClient:
                     f"{where} answered more than {cap / 2**20:g} MB (decoded): refused, it is not a price "
                     "list (a compressed bomb, or the wrong URL)"
                 )
-            if time.monotonic() > ends:
-                chunks.clear()
-                raise ScrapeError(f"{where} was still sending its answer after {deadline_s:g} s: gave up")
             chunks.append(piece)
         return b"".join(chunks)
 
@@ -298,6 +336,15 @@ class HttpClient:
 
 
 _PIECE_BYTES = 256 * 1024
+
+
+def _deadline_words(exchange: Exchange) -> str:
+    if exchange.cancelled:
+        return "deadline: cut short, the job it ran for was abandoned"
+    return (
+        f"deadline: no whole answer within {round(exchange.deadline_s, 1):g} s (connect, status line, headers and "
+        "body): gave up, not retried"
+    )
 
 
 def _read_piece(raw: requests.Response) -> bytes:

@@ -91,6 +91,7 @@ def check(
             min_interval_s=0,
             connect_timeout_s=float(http.get("connect_timeout_s", cls.http_policy.connect_timeout_s)),
             read_timeout_s=float(http.get("read_timeout_s", cls.http_policy.read_timeout_s)),
+            deadline_s=float(http.get("deadline_s", cls.http_policy.deadline_s)),
         )
         try:
             client = make_client(cls, settings, version=version, policy=policy, request_log=request_log)

@@ -30,6 +30,7 @@ regions failed, the rest stored) or ``skipped``, and 1 when any provider ``faile
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import os
 import queue
@@ -161,8 +162,13 @@ def run_refresh(
                 running[job.name] = job
                 where = f", replaying {from_raw / job.name}" if from_raw else ""
                 say(f"{job.name}: started ({job.mode} mode{where})")
+                # in a copy of this context: a scheduled run's providers belong to its run
+                # (scrapers.deadline.Job)
                 threading.Thread(
-                    target=_work, args=(job, fx, results), name=f"refresh-{job.name}", daemon=True
+                    target=contextvars.copy_context().run,
+                    args=(_work, job, fx, results),
+                    name=f"refresh-{job.name}",
+                    daemon=True,
                 ).start()
             next_deadline = min(j.started + timeout_s for j in running.values())
             try:
@@ -239,6 +245,7 @@ def _job(
         cls.http_policy,
         connect_timeout_s=float(http.get("connect_timeout_s", cls.http_policy.connect_timeout_s)),
         read_timeout_s=float(http.get("read_timeout_s", cls.http_policy.read_timeout_s)),
+        deadline_s=float(http.get("deadline_s", cls.http_policy.deadline_s)),
         max_retries=int(http.get("retries", cls.http_policy.max_retries)),
         backoff_base_s=float(http.get("backoff_s", cls.http_policy.backoff_base_s)),
         min_interval_s=float(section.get("min_interval_s", cls.http_policy.min_interval_s)),

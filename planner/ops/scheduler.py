@@ -7,8 +7,10 @@ holds the lock and skips its run. APScheduler (imported only here, only when sch
 job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
 period (a machine that was asleep at 02:00).
 
-A run is bounded: one still going after ``[schedule] job_timeout_s`` is abandoned (logged) so the next
-night starts on time instead of being skipped behind it; the first SIGTERM or SIGINT waits at most
+A run is bounded: every HTTP exchange it makes has one wall-clock deadline (``scrapers.deadline``), and
+one still going after ``[schedule] job_timeout_s`` is abandoned (logged): its network exchanges are cut
+at once, and it is given ``ABANDON_SETTLE_S`` to end and release the refresh lock, so the next night
+starts on time instead of being skipped behind it; the first SIGTERM or SIGINT waits at most
 ``[schedule] stop_wait_s`` for a running job and then exits. On the night a daylight-saving zone sets
 its clocks back, a time of day that happens twice runs once (the first time).
 """
@@ -308,7 +310,17 @@ def run_job(
             app.engine(), app.config, lambda: refresh(app), holder=holder, say=log.info, warn=log.warning
         )
     except LockBusy as err:
-        log.warning("another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where)
+        if re.search(rf"\bpid {os.getpid()}\b", err.holder) and err.holder.startswith(holder):
+            log.warning(
+                "an earlier run of this scheduler, abandoned and still ending, holds the refresh lock (%s): "
+                "skipping this run (lock: %s)",
+                err.holder,
+                err.where,
+            )
+        else:
+            log.warning(
+                "another refresh is running (%s): skipping this run (lock: %s)", err.holder, err.where
+            )
         return err.exit_code
     except PlannerError as err:
         log.error("refresh failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
@@ -337,14 +349,28 @@ def run_job(
     return code
 
 
+# How long an abandoned run, its network exchanges cut, is given to end and release the refresh lock
+# before the scheduler's worker moves on without it.
+ABANDON_SETTLE_S = 60.0
+
+
 class BoundedJob:
     """The job run in a thread of its own, waited for at most ``timeout_s``: a run still going then is
-    abandoned (logged, its thread left to end on its own), so the scheduler's one worker is free and
-    the next run starts on time instead of being skipped behind a hung one. ``stop()`` abandons a
-    running job at once (the scheduler is exiting)."""
+    abandoned (logged), its HTTP exchanges cut so it ends and releases the refresh lock (waited for up
+    to ``settle_s``: ``ABANDON_SETTLE_S``, or ``timeout_s`` if shorter), and the scheduler's one worker is free: the next run starts on time instead of
+    being skipped behind a hung one. ``stop()`` abandons a running job at once (the scheduler is
+    exiting)."""
 
-    def __init__(self, job: Callable[[], Any], timeout_s: float, poll_s: float = 0.2):
+    def __init__(
+        self,
+        job: Callable[[], Any],
+        timeout_s: float,
+        poll_s: float = 0.2,
+        settle_s: float | None = None,
+    ):
         self.job, self.timeout_s, self.poll_s = job, timeout_s, poll_s
+        # never longer than a run may take: a hang that no cut ends must not hold the next run back long
+        self.settle_s = min(ABANDON_SETTLE_S, timeout_s) if settle_s is None else settle_s
         self._stop = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
@@ -352,9 +378,13 @@ class BoundedJob:
     def __call__(self) -> Any:
         done, result = threading.Event(), []
 
+        from scrapers.deadline import Job
+
+        run = Job()  # its HTTP exchanges can be cut together when it is abandoned
+
         def work() -> None:
             try:
-                result.append(self.job())
+                result.append(run.run(self.job))
             except Exception:
                 log.exception("job crashed")
             finally:
@@ -367,6 +397,7 @@ class BoundedJob:
             while not done.wait(self.poll_s):
                 if self._stop.is_set():
                     log.error("job abandoned: the scheduler is stopping")
+                    run.abandon()
                     return None
                 if time.monotonic() >= ends:
                     log.error(
@@ -374,10 +405,23 @@ class BoundedJob:
                         "run starts on time",
                         self.timeout_s,
                     )
+                    self._settle(run, done)
                     return None
             return result[0] if result else None
         finally:
             self._idle.set()
+
+    def _settle(self, run: Any, done: threading.Event) -> None:
+        cut = run.abandon()
+        if done.wait(self.settle_s):
+            log.info(
+                "the abandoned run ended (%d network exchange(s) cut) and let go of the refresh lock", cut
+            )
+        else:
+            log.error(
+                "the abandoned run is still going after %g s more: it keeps the refresh lock until it ends",
+                self.settle_s,
+            )
 
     def wait_idle(self, timeout_s: float) -> bool:
         """True once no run is going (at once when none is), False if one still is after ``timeout_s``."""

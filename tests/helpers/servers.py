@@ -199,3 +199,40 @@ class FaultServer:
 def gzip_bomb() -> bytes:
     """128 MB of zeros gzip-compressed to about 130 KB: past the 64 MB cap of a decoded answer."""
     return gzip.compress(bytes(128 * 2**20), compresslevel=9)
+
+
+@contextlib.contextmanager
+def dripping_server(start: bytes = b"HTTP/1.1 200 O", every_s: float = 0.05) -> Iterator[str]:
+    """A loopback server that reads a request, sends ``start`` (a status line cut short, by default),
+    then one more byte every ``every_s`` for as long as the client listens: each byte arrives well
+    inside any read timeout, so only a deadline over the whole exchange ends it. Yields its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.1)
+    stop = threading.Event()
+
+    def drip(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(start)
+            while not stop.is_set():
+                conn.sendall(b"K")
+                time.sleep(every_s)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=drip, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        listener.close()

@@ -2,7 +2,8 @@
 
 - A gzip bomb (a small compressed answer that decodes to hundreds of MB) fails that provider with a
   clear error after at most the cap, and ``--save-raw`` writes none of it.
-- An HTTP server that drips its answer is given up on at ``body_deadline_s``.
+- An HTTP server that drips its status line, headers or body is given up on at ``deadline_s``, one
+  wall-clock deadline over the whole exchange.
 - An SMTP server that keeps sending continuation lines, or answers one byte at a time, ends the
   attempt at its deadline instead of hanging ``report --email``.
 - An SMTP server that takes the whole message and then says nothing gets it once, not three times.
@@ -16,12 +17,10 @@ daylight-saving nights, and ``test_reliability_providers.py`` one gzip bomb thro
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import gzip
 import os
 import signal
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ from reports.mail import MailError, SmtpSettings, send
 from scrapers.base import ScrapeError
 from scrapers.http import HttpClient, HttpPolicy
 from tests.helpers.replay import make_config, outcome, refresh
-from tests.helpers.servers import http_server
+from tests.helpers.servers import dripping_server, http_server
 from tests.helpers.smtp import SmtpScript
 
 BOMB_DECODED_BYTES = 256 * 2**20
@@ -74,40 +73,29 @@ def test_gzip_bomb_fails_that_provider_and_save_raw_keeps_none_of_it(engine, tmp
 
 
 @pytest.mark.slow
-def test_dripping_http_server_ends_at_the_body_deadline():
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    stop = threading.Event()
-
-    def drip() -> None:
-        conn, _ = listener.accept()
-        with conn, contextlib.suppress(OSError):
-            conn.recv(65536)
-            conn.sendall(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
-            )
-            while not stop.is_set():
-                conn.sendall(b"[" * 10)  # well inside the read timeout, every time
-                time.sleep(0.05)
-
-    threading.Thread(target=drip, daemon=True).start()
-    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
-    client = HttpClient(
-        "tencent",
-        version="t",
-        base_url=base,
-        policy=HttpPolicy(max_retries=0, read_timeout_s=5, body_deadline_s=1),
-    )
-    started = time.monotonic()
-    try:
+@pytest.mark.parametrize(
+    "start",
+    [
+        b"HTTP/1.1 200 O",  # the status line, a byte at a time
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ",  # a header
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n[",  # body
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n[",  # a body ended by closing only
+    ],
+    ids=["status-line", "headers", "body", "body-without-length"],
+)
+def test_a_dripping_http_server_ends_at_one_deadline_over_the_whole_exchange(start):
+    with dripping_server(start) as base:
+        client = HttpClient(
+            "tencent",
+            version="t",
+            base_url=base,
+            policy=HttpPolicy(max_retries=2, read_timeout_s=5, deadline_s=1, min_interval_s=0),
+        )
+        started = time.monotonic()
         with pytest.raises(ScrapeError) as caught:
             client.get("https://cvm.tencentcloudapi.com/prices")
-    finally:
-        stop.set()
-        listener.close()
-    assert "was still sending its answer after 1 s" in str(caught.value)
-    assert time.monotonic() - started < 4
+    assert "no whole answer within 1 s (connect, status line, headers and body)" in str(caught.value)
+    assert time.monotonic() - started < 2  # one deadline, not retried: a server that drips drips again
 
 
 @pytest.fixture
@@ -133,6 +121,21 @@ def test_dripping_smtp_server_ends_at_the_deadline(smtp_script):
         send(_message(), settings, attempts=1)
     assert time.monotonic() - started < 5
     assert "did not finish answering within 1 s" in caught.value.message
+
+
+@pytest.mark.slow
+def test_an_smtp_server_dripping_its_tls_handshake_ends_at_the_deadline():
+    """``ssl = true``: the server starts a handshake record of 16 KB and sends it a byte at a time, each
+    well inside the socket's timeout; the handshake is bounded as a whole (the socket's timeout, cut to
+    what is left of the attempt's deadline, is one deadline for all of it in CPython's ssl)."""
+    with dripping_server(b"\x16\x03\x03\x40\x00", every_s=0.05) as base:
+        port = int(base.rsplit(":", 1)[1])
+        settings = SmtpSettings("127.0.0.1", port, starttls=False, ssl=True, timeout_s=5, deadline_s=1.0)
+        started = time.monotonic()
+        with pytest.raises(MailError) as caught:
+            send(_message(), settings, attempts=1)
+    assert time.monotonic() - started < 3
+    assert "timed out" in caught.value.message and not caught.value.permanent, caught.value.message
 
 
 @pytest.mark.slow

@@ -221,3 +221,20 @@ def test_a_refused_recipient_is_named_and_the_exit_code_says_so(run_cli, tmp_pat
     assert "nobody@example.com (550)" in refused  # who, and the server's code
     assert "the report went to ok@example.com" in result.stderr
     assert "Sent to ok@example.com." in result.stdout and "nobody" not in result.stdout
+
+
+def test_the_default_smtp_deadlines_are_what_a_person_would_wait():
+    """`planner report --email` and the nightly job send with the defaults: every attempt's deadline
+    and the pauses between them, all told, at most 3 minutes (it was 300 s x 3 + 15 s, over 15)."""
+    import inspect
+
+    from planner.config import load_config
+    from planner.smtp import smtp_settings
+    from reports.mail import send
+
+    settings = smtp_settings(load_config(env={}), {})
+    defaults = inspect.signature(send).parameters
+    attempts, backoff_s = defaults["attempts"].default, defaults["backoff_s"].default
+    worst_s = settings.deadline_s * attempts + sum(backoff_s * 2**i for i in range(attempts - 1))
+    assert worst_s <= 180, worst_s
+    assert settings.deadline_s >= 30  # still room for a slow server to take a report with its files

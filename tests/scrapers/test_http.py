@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import pytest
@@ -10,7 +11,8 @@ import responses
 from responses import matchers
 
 from scrapers.base import ScrapeError
-from scrapers.http import HttpPolicy, parse_retry_after_s
+from scrapers.http import HttpClient, HttpPolicy, TransportError, parse_retry_after_s
+from tests.helpers.servers import dripping_server
 
 URL = "https://cvm.tencentcloudapi.com/"
 
@@ -307,3 +309,69 @@ def test_a_refused_bomb_keeps_none_of_its_bytes_in_the_error(make_client):
         held += sum(len(c) for c in traceback.tb_frame.f_locals.get("chunks", ()))
         traceback = traceback.tb_next
     assert held == 0
+
+
+def test_a_status_line_dripped_a_byte_at_a_time_ends_at_the_exchange_deadline():
+    """``HTTP/1.1 200 O`` and then a byte every 50 ms: every byte resets a read timeout, so only one
+    deadline over the whole exchange (connect, status line, headers, body) ends it; not retried."""
+    with dripping_server() as base:
+        client = HttpClient(
+            "tencent",
+            version="t",
+            base_url=base,
+            policy=HttpPolicy(max_retries=3, read_timeout_s=5, deadline_s=0.3, min_interval_s=0),
+        )
+        started = time.monotonic()
+        with pytest.raises(TransportError) as caught:
+            client.get("https://cvm.tencentcloudapi.com/prices")
+    assert time.monotonic() - started < 1.5
+    assert caught.value.cause.startswith("deadline: no whole answer within 0.3 s")
+
+
+def test_abandoning_a_job_cuts_its_exchanges_and_refuses_its_later_ones_only():
+    """The scheduler abandons a run: that run's exchange (in a thread it started in a copy of its
+    context, as the refresh starts a provider) ends at once, and so does any it starts later; an
+    exchange of anyone else goes on to its own deadline."""
+    import contextvars
+    import threading
+
+    from scrapers.deadline import Job
+    from tests.helpers.servers import http_server
+
+    def client(deadline_s: float, base: str) -> HttpClient:
+        policy = HttpPolicy(max_retries=0, read_timeout_s=5, deadline_s=deadline_s, min_interval_s=0)
+        return HttpClient("tencent", version="t", base_url=base, policy=policy)
+
+    ended: dict[str, tuple[float, str]] = {}
+
+    def fetch(name: str, deadline_s: float, base: str) -> None:
+        started = time.monotonic()
+        try:
+            client(deadline_s, base).get("https://cvm.tencentcloudapi.com/prices")
+            ended[name] = (time.monotonic() - started, "answered")
+        except TransportError as err:
+            ended[name] = (time.monotonic() - started, err.cause)
+
+    job = Job()
+    with dripping_server() as base:
+        mine = threading.Thread(
+            target=job.run,
+            args=(
+                lambda: threading.Thread(
+                    target=contextvars.copy_context().run, args=(fetch, "job", 30, base)
+                ).start(),
+            ),
+        )
+        other = threading.Thread(target=fetch, args=("other", 1.0, base))
+        mine.start(), other.start()
+        time.sleep(0.3)
+        assert job.abandon() == 1
+        deadline = time.monotonic() + 5
+        while len(ended) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert ended["job"][1] == "deadline: cut short, the job it ran for was abandoned" and ended["job"][0] < 1
+    assert ended["other"][1].startswith("deadline: no whole answer within 1 s") and ended["other"][0] >= 0.9
+    with http_server(b"[]", {"Content-Type": "application/json"}) as base:
+        job.run(lambda: fetch("later", 30, base))
+        fetch("outside", 30, base)
+    assert ended["later"][1].startswith("deadline: cut short") and ended["outside"][1] == "answered"

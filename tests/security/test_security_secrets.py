@@ -365,6 +365,22 @@ def test_secret_forms_a_database_password_with_an_unescaped_at_is_masked_whole(r
     assert "s3cr" not in result.output and "pa55" not in result.output
 
 
+@pytest.mark.parametrize(
+    "query",
+    ["?password=s3cr%40t-pa55", "?sslmode=disable&password=s3cr@t-pa55", "?PASSWORD=s3cr@t-pa55&x=1"],
+)
+def test_secret_forms_a_database_password_given_as_a_query_parameter_is_masked(runner, query):
+    from planner.cli import cli
+    from planner.storage import display_url
+
+    url = f"postgresql+psycopg://bob@127.0.0.1:1/planner{query}"
+    assert "s3cr" not in display_url(url) and "password=***" in display_url(url).lower()
+    result = runner.invoke(cli, ["--db", url, "prices"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "cannot open database" in result.output, result.output
+    assert "s3cr" not in result.output and "pa55" not in result.output
+
+
 def test_webhook_urls_and_secrets_never_leave_the_process(run_cli, db_url, tmp_path, monkeypatch):
     """Alerts: robots that echo their key, token and secret into error answers; every command's output,
     the runs and the database are scanned for the webhook URLs' keys and the signing secrets."""

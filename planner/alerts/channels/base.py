@@ -27,6 +27,7 @@ class Channel:
     name: str
     kind: str  # a key of planner.alerts.channels.CHANNELS
     recipients: tuple[str, ...] = ()  # e-mail only; empty = [email] recipients
+    allow_plain_http: bool = False  # webhooks only: a plain-http URL to another machine is accepted
 
     @property
     def url_env(self) -> str:
@@ -47,22 +48,31 @@ class ChannelError(Exception):
         self.permanent = permanent
 
 
+# One POST to a robot, connect to the answer's last byte: a robot answers in well under a second.
+WEBHOOK_DEADLINE_MAX_S = 30.0
+
+
 @dataclass(frozen=True)
 class SendPolicy:
     attempts: int = 4
     backoff_s: float = 1.0
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
+    deadline_s: float = WEBHOOK_DEADLINE_MAX_S  # one attempt, however slowly the robot's host answers
+    budget_s: float = 60.0  # every attempt and pause of one message to one webhook, all told
 
 
 def policy_from(config: Config) -> SendPolicy:
-    """Retries, pauses and timeouts from [http], as the providers use them."""
+    """Retries, pauses and timeouts from [http], as the providers use them; each attempt's deadline at
+    most ``WEBHOOK_DEADLINE_MAX_S`` and all of them within [http] webhook_budget_s."""
     http = config.section("http")
     return SendPolicy(
         attempts=1 + int(http.get("retries", 3)),
         backoff_s=float(http.get("backoff_s", 1.0)),
         connect_timeout_s=float(http.get("connect_timeout_s", 10)),
         read_timeout_s=min(float(http.get("read_timeout_s", 60)), 60.0),
+        deadline_s=min(float(http.get("deadline_s", 300)), WEBHOOK_DEADLINE_MAX_S),
+        budget_s=float(http.get("webhook_budget_s", 60)),
     )
 
 
