@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 
 from sqlalchemy import func, select
@@ -32,6 +33,17 @@ def stored(engine) -> set[tuple]:
             ).select_from(prices.join(instances, instances.c.id == prices.c.instance_id))
         )
         return {tuple(r) for r in rows}
+
+
+def last_seen(engine) -> list[tuple[str, dt.date]]:
+    """(provider, day the price was last seen: first seen or confirmed) of every stored price level."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(instances.c.provider, prices.c.observed_at, prices.c.confirmed_at).select_from(
+                prices.join(instances, instances.c.id == prices.c.instance_id)
+            )
+        ).all()
+    return [(p, max(seen, confirmed or seen).date()) for p, seen, confirmed in rows]
 
 
 def assert_intact(engine, db_url: str, before: set[tuple], where: str) -> set[tuple]:

@@ -33,6 +33,16 @@ def age(engine, days: int = 1) -> None:
                 conn.execute(
                     update(table).where(table.c.observed_on == day).values(observed_on=moved, observed_at=at)
                 )
+        _age_confirmations(conn, days)
+
+
+def _age_confirmations(conn, days: int) -> None:  # noqa: ANN001 - a SQLAlchemy connection
+    """Move every price's last confirmation ``days`` back too (in Python: date arithmetic in SQL differs
+    between SQLite and PostgreSQL)."""
+    found = conn.execute(select(prices.c.id, prices.c.confirmed_at).where(prices.c.confirmed_at.is_not(None)))
+    for price_id, confirmed in found.all():
+        moved = confirmed - dt.timedelta(days=days)
+        conn.execute(update(prices).where(prices.c.id == price_id).values(confirmed_at=moved))
 
 
 def rename_instances(db_url: str, names: dict[str, str]) -> None:

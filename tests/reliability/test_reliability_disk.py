@@ -24,7 +24,7 @@ from sqlalchemy import event, func, select
 from db.engine import ensure_schema, make_engine
 from db.schema import prices, scrape_runs
 from tests.helpers.cli import assert_one_line_error
-from tests.helpers.db_checks import assert_intact, stored
+from tests.helpers.db_checks import assert_intact, last_seen, stored
 from tests.helpers.db_edits import age
 from tests.helpers.disk import _big_csv, fill, tiny_disk
 from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
@@ -81,11 +81,12 @@ def test_a_full_disk_is_one_clear_error_and_nothing_half_stored(tmp_path, monkey
         assert tonight.exit_code == 1 and "Traceback" not in tonight.output, tonight.output
         assert "database or disk is full" in tonight.output, tonight.output
         during = assert_intact(engine, url, before, "refresh on a full disk")
+        seen = last_seen(engine)
         for (
             provider,
             count,
         ) in EXPECTED_STORED_BY_DEFAULT.items():  # a small provider may fit; none is half stored
-            assert sum(1 for r in during if r[0] == provider and r[4] == REPLAY_DAYS[provider]) in (
+            assert sum(1 for r in seen if r[0] == provider and r[1] == REPLAY_DAYS[provider]) in (
                 0,
                 count,
             ), provider
@@ -110,9 +111,10 @@ def test_a_full_disk_is_one_clear_error_and_nothing_half_stored(tmp_path, monkey
 
         again = invoke(url, workdir, "refresh", "--from-raw", str(RAW))
         assert again.exit_code == 0, again.output
-        after = assert_intact(engine, url, before, "refresh once the disk has room")
+        assert_intact(engine, url, before, "refresh once the disk has room")
+        seen = last_seen(engine)  # the same prices again: each level confirmed on the replay's day
         assert {
-            p: sum(1 for r in after if r[0] == p and r[4] == REPLAY_DAYS[p])
+            p: sum(1 for r in seen if r[0] == p and r[1] == REPLAY_DAYS[p])
             for p in EXPECTED_STORED_BY_DEFAULT
         } == EXPECTED_STORED_BY_DEFAULT
         assert invoke(url, workdir, "import", str(big)).exit_code == 0
@@ -180,7 +182,9 @@ def test_a_read_only_file_system_is_one_line_for_every_command(tmp_path):
         ):
             result = invoke(url, workdir, *args)
             assert "read-only file system" in result.stderr, result.stderr
-            assert_one_line_error(result, 1, "")
+            # the exit-code rule: a folder the user named that cannot be written is theirs to change
+            # (2); a database that cannot be written is a failure (1)
+            assert_one_line_error(result, 2 if args[0] == "report" else 1, "")
         reading = invoke(url, workdir, "prices", "--format", "json")  # reads still answer, and say why
         assert reading.exit_code == 0, reading.stderr
         assert json.loads(reading.stdout)

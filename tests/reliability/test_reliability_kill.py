@@ -30,7 +30,7 @@ from sqlalchemy import func, select, text
 
 from db.engine import make_engine
 from db.schema import scrape_runs
-from tests.helpers.db_checks import assert_intact, stored
+from tests.helpers.db_checks import assert_intact, last_seen, stored
 from tests.helpers.db_edits import age
 from tests.helpers.disk import _big_csv
 from tests.helpers.replay import EXPECTED_STORED_BY_DEFAULT, RAW, REPLAY_DAYS, refresh
@@ -160,9 +160,10 @@ def test_a_refresh_killed_anywhere_loses_nothing_and_the_next_one_completes(fres
         done = run_to_the_end(db_url, *args, workdir=workdir)
         assert done.returncode == 0, f"{where}: the next refresh failed: {done.stdout}{done.stderr}"
         assert "database is locked" not in done.stderr
-        after = assert_intact(engine, db_url, before, where + ", then refreshed")
+        assert_intact(engine, db_url, before, where + ", then refreshed")
+        seen = last_seen(engine)  # every price seen again on the replay's day (confirmed or stored)
         for provider, count in EXPECTED_STORED_BY_DEFAULT.items():
-            assert sum(1 for r in after if r[0] == provider and r[4] == REPLAY_DAYS[provider]) == count, (
+            assert sum(1 for r in seen if r[0] == provider and r[1] == REPLAY_DAYS[provider]) == count, (
                 where,
                 provider,
             )
