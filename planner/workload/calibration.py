@@ -17,7 +17,7 @@ from typing import Any
 
 from planner.catalog import get_model
 from planner.workload.estimate import estimate, generation
-from planner.workload.steady_state import THROUGHPUT, throughput_rows, throughput_table
+from planner.workload.steady_state import THROUGHPUT, ratio_summary, throughput_rows, throughput_table
 
 # Qwen2.5 speed benchmark (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst): batch 1, BF16, one
 # A100-80GB per GPU, 2048 tokens generated after an input of 1 to 30720 tokens; speed with vLLM 0.6.3,
@@ -315,7 +315,6 @@ def decode_table() -> str:
 def run_table() -> str:
     """The pretraining table with its median line (over the calibrated runs; † marks the others)."""
     runs = run_rows()
-    calibrated = [r for r in runs if not r["not_calibrated"]]
     lines = [
         "| case | GPU | published GPU-hours | estimate | ratio | default MFU | source |",
         "|---|---|---:|---:|---:|---:|---|",
@@ -326,19 +325,7 @@ def run_table() -> str:
             f"| {case} | {r['gpu']} | {r['published']:,.0f} | {r['estimate']:,.0f} | "
             f"{r['ratio']:.2f} | {r['mfu']:g} | {r['source']} |"
         )
-    lines += [
-        "",
-        f"Median ratio {median_ratio(calibrated):.2f}; lowest {min(r['ratio'] for r in calibrated):.2f}, "
-        f"highest {max(r['ratio'] for r in calibrated):.2f} ({len(calibrated)} calibrated runs).",
-    ]
-    excluded = [r for r in runs if r["not_calibrated"]]
-    if excluded:
-        lines.append("")
-    for r in excluded:
-        lines.append(
-            f"- † {r['case']} (ratio {r['ratio']:.2f}): shown, not calibrated on: {r['not_calibrated']}."
-        )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ratio_summary(runs, "runs")) + "\n"
 
 
 def memory_table() -> str:

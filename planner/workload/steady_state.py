@@ -88,7 +88,6 @@ def throughput_rows(calibrated_only: bool = False) -> list[dict[str, Any]]:
 def throughput_table() -> str:
     """The steady-state table with its median line (over the calibrated cases; † marks the others)."""
     rows = throughput_rows()
-    calibrated = [r for r in rows if not r["not_calibrated"]]
     lines = [
         "| case | GPUs | precision | published tokens/s/GPU | estimate | ratio (GPU-hours) | default MFU | source |",
         "|---|---|---|---:|---:|---:|---:|---|",
@@ -99,17 +98,22 @@ def throughput_table() -> str:
             f"| {case} | {r['gpus']} × {r['gpu']} | {r['precision']} | {r['published']:,.0f} | "
             f"{r['estimate']:,.0f} | {r['ratio']:.2f} | {r['mfu']:g} | {r['source']} |"
         )
-    ratios = [r["ratio"] for r in calibrated]
-    lines += [
+    return "\n".join(lines + ratio_summary(rows, "cases")) + "\n"
+
+
+def ratio_summary(rows: list[dict[str, Any]], noun: str) -> list[str]:
+    """A calibration table's closing lines: the median, lowest and highest ratio over its calibrated
+    rows, then one line per row shown but not calibrated on (marked † in the table), with why."""
+    ratios = [r["ratio"] for r in rows if not r["not_calibrated"]]
+    lines = [
         "",
         f"Median ratio {statistics.median(ratios):.2f}; lowest {min(ratios):.2f}, highest {max(ratios):.2f} "
-        f"({len(calibrated)} calibrated cases).",
+        f"({len(ratios)} calibrated {noun}).",
     ]
     excluded = [r for r in rows if r["not_calibrated"]]
-    if excluded:
-        lines.append("")
-    for r in excluded:
-        lines.append(
-            f"- † {r['case']} (ratio {r['ratio']:.2f}): shown, not calibrated on: {r['not_calibrated']}."
-        )
-    return "\n".join(lines) + "\n"
+    lines += [""] if excluded else []
+    lines += [
+        f"- † {r['case']} (ratio {r['ratio']:.2f}): shown, not calibrated on: {r['not_calibrated']}."
+        for r in excluded
+    ]
+    return lines
