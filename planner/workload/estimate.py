@@ -942,7 +942,7 @@ def _decode_rate(
 
 
 def _check_range(value: float, quantity: str, low: float, high: float, example: str) -> None:
-    check_positive(value, quantity)
+    check_positive(value, quantity, example)
     if value < low:
         suffix = "; a suffix is needed for large counts" if quantity == "params" else ""
         raise QuantityError(

@@ -304,9 +304,10 @@ def check_task_precision(task: str, precision: str) -> None:
         raise UsageError(f"task {task!r} cannot use precision {precision!r}", hint)
 
 
-def check_positive(value: float, quantity: str) -> None:
+def check_positive(value: float, quantity: str, example: str = "7B or 2e12") -> None:
+    """A finite number above zero; ``example`` is a good value of ``quantity`` for the hint."""
     if isinstance(value, bool) or not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-        raise QuantityError(quantity, f"must be a positive number, got {value!r}", "7B or 2e12")
+        raise QuantityError(quantity, f"must be a positive number, got {value!r}", example)
 
 
 def check_int(value: int, quantity: str) -> int:

@@ -468,6 +468,11 @@ T = ("tco", "--gpu", "RTX4090")
         ((*E, "--gpu", "RTX4090", "--gpus", "2.5"), "--gpus must be a whole number"),
         ((*E, "--gpu", "RTX4090", "--gpus", "1e6"), "--gpus 1.0M is more than 50.0K"),
         ((*E, "--gpus", "4"), "--gpus needs --gpu"),
+        # the hint gives a value of the flag itself, not a parameter count
+        (
+            (*E, "--tokens", "1B", "--gpu", "A100-80GB", "--gpus", "16", "--network-gbps", "0"),
+            "e.g. --network-gbps 25",
+        ),
         ((*E, "--mfu", "0.3"), "--mfu changes only the hours"),
         ((*E, "--seq-len", "0"), "--seq-len must be positive"),
         ((*E, "--seq-len", "4.5"), "--seq-len must be a whole number"),
