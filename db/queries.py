@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Select, Subquery, Table, and_, case, exist
 from sqlalchemy.engine import Connection
 
 from db import catalogue
-from db.records import Stock
+from db.records import Stock, as_date, as_datetime, as_decimal
 from db.schema import availability, instances, prices, scrape_runs
 from vocab import EXPORT_COLUMNS, STORED_RUN_STATUSES, RunStatus, StockStatus
 
@@ -254,14 +254,14 @@ def price_levels(
         by_series.setdefault((r[0], r[1]), []).append(r)
     out: list[Level] = []
     for (iid, mode), found in by_series.items():
-        found.sort(key=lambda r: _day(r[2]))
+        found.sort(key=lambda r: as_date(r[2]))
         for i, (_, _, day, _seen, confirmed, price, cny, median) in enumerate(found):
-            first = _day(day)
-            last = _moment(confirmed).date() if confirmed is not None else first
+            first = as_date(day)
+            last = as_datetime(confirmed).date() if confirmed is not None else first
             if i + 1 < len(found):
-                last = min(last, _day(found[i + 1][2]) - dt.timedelta(days=1))
-            out.append(Level(iid, mode, first, max(first, last), _exact(price), _exact(cny),
-                             None if median is None else _exact(median)))  # fmt: skip
+                last = min(last, as_date(found[i + 1][2]) - dt.timedelta(days=1))
+            out.append(Level(iid, mode, first, max(first, last), as_decimal(price), as_decimal(cny),
+                             None if median is None else as_decimal(median)))  # fmt: skip
     return out
 
 
@@ -276,14 +276,6 @@ def levels_from_statement(instance_ids: Select, since: dt.date, billing: Sequenc
     if billing:
         wanted.append(prices.c.billing.in_(list(billing)))
     return select(*(prices.c[c] for c in _LEVEL_COLUMNS)).where(*wanted)
-
-
-def _day(value: object) -> dt.date:
-    return dt.date.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
-
-
-def _moment(value: object) -> dt.datetime:
-    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
 
 
 def daily_levels(levels: Iterable[Level], since: dt.date) -> Iterable[tuple[Level, dt.date]]:
@@ -355,7 +347,7 @@ def price_ranges(
         )
         for iid, billing, count, low, high in rows:
             # The column's own Decimal (as recent_prices reads it), so bounds equal the series' min/max.
-            fold((iid, billing), int(count), _exact(low), _exact(high))
+            fold((iid, billing), int(count), as_decimal(low), as_decimal(high))
         held = latest_rows(
             prices, "observed_on", select(instances.c.id).where(instances.c.id.in_(chunk)),
             billing=modes, below=since, name="held", lateral=uses_lateral(conn),
@@ -366,7 +358,7 @@ def price_ranges(
             )
         )
         for iid, billing, price in rows:
-            fold((iid, billing), 1, _exact(price), _exact(price))
+            fold((iid, billing), 1, as_decimal(price), as_decimal(price))
     return out
 
 
@@ -542,7 +534,7 @@ def newest_price_day(
         price_filter.append(prices.c.billing.in_(list(billing)))
     newest = func.max(func.coalesce(prices.c.confirmed_at, prices.c.observed_at))
     moment = conn.execute(select(newest).where(*price_filter)).scalar()
-    return None if moment is None else _moment(moment).date()
+    return None if moment is None else as_datetime(moment).date()
 
 
 def wanted_instances(gpu_models: Sequence[str] | None, providers: Sequence[str] | None) -> Select:
@@ -647,10 +639,6 @@ def _stock_history(
         )
         for day, provider, model, mode, known, out, idle, total, most, *where in rows
     }
-
-
-def _exact(value: object) -> Decimal:
-    return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def _decimal(value: object) -> Decimal:

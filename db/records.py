@@ -165,6 +165,21 @@ class PriceRecord(NamedTuple):
     unlisted_at: dt.datetime | None = None
 
 
+def as_date(value: object) -> dt.date:
+    """A date as a query returned it: SQLite gives a function's result (max, coalesce) as text."""
+    return dt.date.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def as_datetime(value: object) -> dt.datetime:
+    """A naive UTC datetime as a query returned it (text from a SQLite function's result)."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+def as_decimal(value: object) -> Decimal:
+    """A price column's own Decimal, or a SQLite aggregate's float read back through its text."""
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
 def chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
     """``items`` in slices of at most ``size`` (an IN list or an executemany that stays bounded)."""
     for start in range(0, len(items), size):

@@ -19,6 +19,7 @@ from sqlalchemy import Row, RowMapping, Select, func, select
 from sqlalchemy.engine import Connection
 
 from db.queries import daily_levels, latest_rows, price_levels, uses_lateral, wanted_instances
+from db.records import as_date, as_datetime, as_decimal
 from db.schema import availability, instances, prices, scrape_runs
 from vocab import BillingMode
 
@@ -42,7 +43,7 @@ def as_of(
     moment = conn.execute(query).scalar()
     if moment is None:
         return None
-    return (dt.datetime.fromisoformat(moment) if isinstance(moment, str) else moment).date()
+    return as_datetime(moment).date()
 
 
 def trend_rows(
@@ -154,16 +155,11 @@ def _held_on(conn: Connection, wanted: Select, day: dt.date, slack_days: int) ->
     )
     out = {}
     for iid, billing, first, _seen, confirmed, price, currency, unit, cny in rows:
-        first = dt.date.fromisoformat(first) if isinstance(first, str) else first
-        last = first
-        if confirmed is not None:
-            last = max(
-                first,
-                (dt.datetime.fromisoformat(confirmed) if isinstance(confirmed, str) else confirmed).date(),
-            )
+        first = as_date(first)
+        last = first if confirmed is None else max(first, as_datetime(confirmed).date())
         if last < day - dt.timedelta(days=slack_days):
             continue
-        out[(int(iid), str(billing))] = _Held(first, last, _exact(price), currency, unit, _exact(cny))
+        out[(int(iid), str(billing))] = _Held(first, last, as_decimal(price), currency, unit, as_decimal(cny))
     return out
 
 
@@ -176,10 +172,6 @@ def _instances(
                instances.c.instance_type).where(instances.c.id.in_(wanted_instances(gpu_models, providers)))
     )  # fmt: skip
     return {int(i): (m, p, r, t) for i, m, p, r, t in rows}
-
-
-def _exact(value: object) -> Decimal:
-    return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def stock_rows(
