@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from planner.config import Config, load_config
+from planner.config import Config, language, load_config, with_language
 
 if TYPE_CHECKING:  # SQLAlchemy is imported when a command opens the database, not before
     from sqlalchemy.engine import Engine
@@ -20,11 +20,17 @@ class App:
     config_file: str | None = None
     db_url: str | None = None
     say: Callable[[str], None] | None = None  # where a line about what was done goes (standard error)
+    lang: str | None = None  # --lang: [locale] language for this command
     _engine: Engine | None = field(default=None, repr=False)
 
     @cached_property
     def config(self) -> Config:
-        return load_config(self.config_file)
+        return with_language(load_config(self.config_file), self.lang)
+
+    @property
+    def language(self) -> str:
+        """The language people read ("en" or "zh"): ``planner.config.language``."""
+        return language(self.config)
 
     def engine(self) -> Engine:
         """The database, migrated to the current schema (opened once per process)."""

@@ -99,7 +99,7 @@ class Interrupted(click.ClickException):
 
 
 # The options of ``planner`` itself: typed after a command, they are pointed back before it.
-ROOT_OPTIONS = ("--db", "--config")
+ROOT_OPTIONS = ("--db", "--config", "--lang")
 
 
 class LazyGroup(click.Group):
@@ -168,7 +168,7 @@ def _root_option_after_command(err: click.NoSuchOption) -> HouseUsageError:
     """``planner quote --db URL``: not "did you mean --days?", but where ``--db`` goes."""
     words = " ".join(err.ctx.command_path.split()[1:]) if err.ctx else "COMMAND"
     name = err.option_name
-    metavar = "URL" if name == "--db" else "FILE"
+    metavar = {"--db": "URL", "--lang": "zh|en"}.get(name, "FILE")
     moved = click.UsageError(f"{name} is an option of planner itself: give it before the command", err.ctx)
     return HouseUsageError(moved, hint=f"planner {name} {metavar} {words} ...")
 
@@ -230,9 +230,14 @@ def _invoked(group: click.Group, ctx: click.Context) -> click.Command | None:
     type=click.Path(dir_okay=False),
     help="Settings file (default: ./config.toml, then packaged defaults).",
 )
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "zh"]),
+    help="Language people read: zh (简体中文) or en (default: [locale] language, else from LANG).",
+)
 @click.version_option(__version__, prog_name="planner")
 @click.pass_context
-def cli(ctx: click.Context, db_url: str | None, config_file: str | None) -> None:
+def cli(ctx: click.Context, db_url: str | None, config_file: str | None, lang: str | None) -> None:
     """Where to rent GPUs in China, on which billing mode, and whether buying would be cheaper.
 
     \b
@@ -241,10 +246,13 @@ def cli(ctx: click.Context, db_url: str | None, config_file: str | None) -> None
       planner quote --gpu H800 --gpus 8 --hours 300 --days 30
       planner prices --gpu RTX4090 --format csv
       planner gpus
+      planner --lang zh quote --gpu H800 --gpus 8 --hours 300
     """
     from planner.app import App
 
-    ctx.obj = App(config_file=config_file, db_url=db_url, say=lambda line: click.echo(line, err=True))
+    ctx.obj = App(
+        config_file=config_file, db_url=db_url, lang=lang, say=lambda line: click.echo(line, err=True)
+    )
 
 
 # What writing the output meets when its disk is full or its reader gone (`planner prices > /dev/full`).

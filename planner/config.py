@@ -16,7 +16,7 @@ import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from platformdirs import user_data_dir
 
 from planner.errors import ConfigError, UsageError
 from planner.wording import Phrase
+from vocab.words import LANGUAGES, language_from_environment
 
 CONFIG_ENV = "PLANNER_CONFIG"
 DATABASE_URL_ENV = "PLANNER_DATABASE_URL"
@@ -65,6 +66,10 @@ RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+# The words a text setting may take: dotted name -> its choices ("" = decided elsewhere, as documented).
+CHOICES: dict[str, tuple[str, ...]] = {"locale.language": ("", *LANGUAGES)}
+
+
 @dataclass(frozen=True)
 class Config:
     """The merged settings and the files they came from (weakest first)."""
@@ -90,6 +95,22 @@ class Config:
     def database_url(self) -> str:
         url = self.data["database"]["url"]
         return url or default_sqlite_url()
+
+
+def language(config: Config, env: Mapping[str, str] | None = None) -> str:
+    """The language people read: [locale] language (``--lang`` sets it), else the user's locale
+    (``LANG=zh_CN.UTF-8`` -> "zh"), else English. ``vocab.words`` holds both languages' sentences."""
+    chosen = config.section("locale").get("language", "")
+    return chosen or language_from_environment(env)
+
+
+def with_language(config: Config, lang: str | None) -> Config:
+    """``config`` with ``--lang`` in [locale] language (None: unchanged)."""
+    if not lang:
+        return config
+    data = copy.deepcopy(config.data)
+    data.setdefault("locale", {})["language"] = lang
+    return replace(config, data=data, overrides={**config.overrides, "locale.language": "--lang"})
 
 
 def data_dir() -> Path:
@@ -243,6 +264,12 @@ def _check_layer(
         elif not _same_type(expected, value):
             raise ConfigError(
                 f"{origin}: setting {where!r} must be {_type_name(expected)}, got {value!r}",
+                hint=f"the default is {expected!r}",
+            )
+        elif where in CHOICES and value not in CHOICES[where]:
+            shown = " or ".join(repr(c) for c in CHOICES[where])
+            raise ConfigError(
+                f"{origin}: setting {where!r} must be {shown}, got {value!r}",
                 hint=f"the default is {expected!r}",
             )
         elif not _in_range(where, value):

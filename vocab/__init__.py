@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from vocab.words import ENGLISH, say, word
+
 
 class BillingMode(StrEnum):
     """How a price is charged: per hour (``on_demand``, ``spot``) or per paid period."""
@@ -110,17 +112,32 @@ HOURS_PER_UNIT: dict[str, int] = {
 }
 
 
-def gpu_hour_basis(billing: str, hours: float | None = None) -> str:
+def gpu_hour_basis(billing: str, hours: float | None = None, lang: str = "en") -> str:
     """What a CNY-per-GPU-hour figure is, in words, for every column and label that shows one: a list
     price per GPU-hour names its billing mode and the hours of its period ("monthly, 730 h a month";
     "on_demand, per hour"); a job's cost per GPU-hour names the hours it was costed for ("monthly,
-    for 720 h"). The one wording: ``planner.pricing.headline`` and ``reports`` both use it."""
+    for 720 h"). The one wording: ``planner.pricing.headline`` and ``reports`` both use it. In Chinese
+    (``lang="zh"``) the mode is the team's word for it: "包月，每月 730 小时"."""
+    if lang != ENGLISH:  # the billing mode in the team's words: 包月，每月 730 小时
+        return _basis_words(billing, hours, lang)
     if hours is not None:
         return f"{billing}, for {hours:,g} h"
     unit = UNIT_OF_MODE.get(billing, "hour")
     if unit == "hour":
         return f"{billing}, per hour"
     return f"{billing}, {HOURS_PER_UNIT[unit]:,} h a {unit}"
+
+
+def _basis_words(billing: str, hours: float | None, lang: str) -> str:
+    mode = word("billing", billing, lang)
+    if hours is not None:
+        return say("basis.for_hours", lang, billing=mode, hours=f"{hours:,g}")
+    unit = UNIT_OF_MODE.get(billing, "hour")
+    if unit == "hour":
+        return say("basis.per_hour", lang, billing=mode)
+    return say(
+        "basis.period", lang, billing=mode, hours=f"{HOURS_PER_UNIT[unit]:,}", unit=say(f"unit.{unit}", lang)
+    )
 
 
 # --- A price row, as every file spells it ---------------------------------------------------------------
