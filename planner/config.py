@@ -110,7 +110,7 @@ def with_language(config: Config, lang: str | None) -> Config:
         return config
     data = copy.deepcopy(config.data)
     data.setdefault("locale", {})["language"] = lang
-    return replace(config, data=data, overrides={**config.overrides, "locale.language": "--lang"})
+    return replace(config, data=data, overrides={**config.overrides, "locale.language": "the command line"})
 
 
 def data_dir() -> Path:

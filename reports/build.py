@@ -21,6 +21,7 @@ from db.report_queries import as_of
 from reports import data
 from reports.chart import TREND_DAYS
 from reports.csvfile import write_csv
+from vocab.words import ENGLISH, word
 
 # The tables in the order they are written and attached, with what each holds.
 TABLES: dict[str, str] = {
@@ -110,8 +111,16 @@ def build_report(
     )
 
 
-def write_report(report: Report, out_dir: Path) -> list[Path]:
-    """Write every table to ``out_dir`` (created if needed); the paths in TABLES order."""
+def write_report(report: Report, out_dir: Path, lang: str = ENGLISH) -> list[Path]:
+    """Write every table to ``out_dir`` (created if needed); the paths in TABLES order. ``lang`` "zh"
+    heads the columns in Chinese (``column.*`` in ``vocab.words``); the cells stay as machines read them."""
     out_dir = Path(out_dir).expanduser()
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [write_csv(report.tables[name], out_dir / report.file_name(name)) for name in TABLES]
+    return [write_csv(headed(report.tables[name], lang), out_dir / report.file_name(name)) for name in TABLES]
+
+
+def headed(frame: pd.DataFrame, lang: str) -> pd.DataFrame:
+    """``frame`` with its column names in ``lang`` (unchanged in English)."""
+    if lang == ENGLISH:
+        return frame
+    return frame.rename(columns={c: word("column", c, lang) for c in frame.columns})

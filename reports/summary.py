@@ -16,7 +16,8 @@ import pandas as pd
 
 from reports.build import TABLES, Report
 from reports.chart import SIZE_PX, Chart, alt_text
-from vocab import PROBLEM_RUN_STATUSES, BillingMode, RunStatus
+from vocab import PROBLEM_RUN_STATUSES, BillingMode, RunStatus, gpu_hour_basis
+from vocab.words import CHINESE, ENGLISH, say, word
 
 PROBLEM_STATUSES = PROBLEM_RUN_STATUSES
 
@@ -51,14 +52,15 @@ def summarise(
     top: int = 15,
     chart: Chart | None = None,
     chart_cid: str | None = None,
+    lang: str = ENGLISH,
 ) -> Summary:
     """``chart`` is what ``reports.chart.write_chart`` drew (its note, if any, joins the notes);
-    ``chart_cid`` the Content-ID (from ``make_msgid``) under which the message carries its PNG."""
+    ``chart_cid`` the Content-ID (from ``make_msgid``) under which the message carries its PNG; ``lang``
+    the language people read (``vocab.words``)."""
     prices = report.tables["prices"]
-    # The cheapest models, cheapest first: the CSV lists every model by name, the e-mail the top ones.
-    cheapest = (
-        report.tables["cheapest"].sort_values(["cny_per_gpu_hour", "gpu_model"], kind="stable").head(top)
-    )
+    # The first models of the cheapest table, in its order (the GPUs teams rent first, then the rest;
+    # reports.data.cheapest_frame): the CSV lists every model, the e-mail the top ones.
+    cheapest = report.tables["cheapest"].head(top)
     changes = report.tables["changes"]
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False).head(10)
     health = report.tables["health"]
@@ -68,28 +70,40 @@ def summarise(
     provider_count = prices["provider"].nunique()
     scope = ", ".join([*report.gpu_models, *report.providers])
     failed = int((health["status"] == RunStatus.FAILED).sum())
-    subject = f"GPU prices {report.day.isoformat()}: {len(prices)} prices, {len(changes)} change(s)"
+    day = report.day.isoformat()
+    subject = say("mail.subject", lang, day=day, prices=len(prices), changes=len(changes))
     if failed:
-        subject += f", {failed} provider(s) failed"
+        subject += say("mail.subject_failed", lang, failed=failed)
 
-    heading = f"GPU prices, report of {report.day.isoformat()}" + (f" ({scope})" if scope else "")
-    facts = (
-        f"{len(prices)} prices from {provider_count} provider(s); newest observation "
-        f"{report.as_of.isoformat() if report.as_of else 'none'} (UTC day)."
+    heading = say("mail.heading", lang, day=day) + (
+        say("mail.heading_scope", lang, scope=scope) if scope else ""
     )
+    newest = report.as_of.isoformat() if report.as_of else say("mail.none", lang)
+    facts = say("mail.facts", lang, prices=len(prices), providers=provider_count, newest=newest)
     notes = []
     if len(prices) and bool(prices["from_snapshot"].all()):
-        notes.append("Every price comes from the bundled snapshot: run `planner refresh` for today's prices.")
+        notes.append(say("mail.all_snapshot", lang))
     if len(prices) == 0:
-        notes.append("No prices match: run `planner refresh`, or widen the filters.")
+        notes.append(say("mail.no_prices_match", lang))
     notes.extend(report.scope_notes)  # the cheapest table's region scope, and anything cheaper outside it
 
     cheap_rows: list[tuple[str, ...]] = [
         (
             str(r.gpu_model),
-            f"CNY {_money(r.cny_per_gpu_hour)}/GPU-h ({r.cny_per_gpu_hour_basis})",
-            _on_demand(r.billing, r.on_demand_cny_per_gpu_hour),
-            f"{r.provider} {r.instance_type} ({r.region})",
+            say(
+                "mail.list_price",
+                lang,
+                amount=_money(r.cny_per_gpu_hour),
+                basis=r.cny_per_gpu_hour_basis if lang == ENGLISH else gpu_hour_basis(r.billing, lang=lang),
+            ),
+            _on_demand(r.billing, r.on_demand_cny_per_gpu_hour, lang),
+            say(
+                "mail.where",
+                lang,
+                provider=_provider(r.provider, lang),
+                instance=r.instance_type,
+                region=r.region,
+            ),
             _when(r.observed_at_utc)[:10],
         )
         for r in cheapest.itertuples()
@@ -97,71 +111,91 @@ def summarise(
     move_rows: list[tuple[str, ...]] = [
         (
             f"{r.change_pct:+.2f}%",
-            f"since the previous {r.since}",
-            f"{r.gpu_model} {r.provider} {r.instance_type} ({r.region}), {r.billing}",
-            f"{_money(r.old_cny_per_gpu_hour)} -> {_money(r.new_cny_per_gpu_hour)} CNY/GPU-h",
+            say(f"mail.since_{r.since}", lang) if r.since in ("day", "week") else str(r.since),
+            say(
+                "mail.move_offer",
+                lang,
+                gpu=r.gpu_model,
+                provider=_provider(r.provider, lang),
+                instance=r.instance_type,
+                region=r.region,
+                billing=r.billing if lang == ENGLISH else word("billing", r.billing, lang),
+            ),
+            say(
+                "mail.move_prices",
+                lang,
+                old=_money(r.old_cny_per_gpu_hour),
+                new=_money(r.new_cny_per_gpu_hour),
+            ),
         )
         for r in moves.itertuples()
     ]
     problem_rows: list[tuple[str, ...]] = [
-        (str(r.provider), str(r.status), _when(r.started_at_utc), _first_line(r.error))
+        (
+            _provider(r.provider, lang),
+            str(r.status) if lang == ENGLISH else word("status", r.status, lang),
+            _when(r.started_at_utc),
+            _first_line(r.error),
+        )
         for r in problems.itertuples()
     ]
-    file_rows = [(p.name, _describe_file(report, p)) for p in files]
+    file_rows = [(p.name, _describe_file(report, p, lang)) for p in files]
 
-    more = len(report.tables["cheapest"]) - len(cheapest)
-    cheap_title = (
-        "Cheapest per GPU-hour: list price, any billing mode (a period's price over all its hours)"
-        + (
-            f" (the {len(cheapest)} cheapest of {len(cheapest) + more} GPU models; all in the cheapest CSV)"
-            if more
-            else ""
-        )
+    total = len(report.tables["cheapest"])
+    cheap_title = say("mail.cheapest_title", lang) + (
+        say("mail.cheapest_first", lang, shown=len(cheapest), total=total) if total > len(cheapest) else ""
     )
     sections: list[tuple[str, list[tuple[str, ...]], str]] = [
-        (cheap_title, cheap_rows, "No prices."),
-        ("Biggest price moves", move_rows, "No price changed since the previous day or week."),
-        ("Providers whose last refresh did not succeed", problem_rows, "None."),
+        (cheap_title, cheap_rows, say("mail.no_prices", lang)),
+        (say("mail.moves_title", lang), move_rows, say("mail.no_moves", lang)),
+        (say("mail.problems_title", lang), problem_rows, say("mail.no_problems", lang)),
     ]
     if never:
-        notes.append(f"No refresh recorded for: {', '.join(never)}.")
+        listed = say("words.list_separator", lang).join(_provider(p, lang) for p in never)
+        notes.append(say("mail.never_refreshed", lang, providers=listed))
     if chart and chart.note:
         notes.append(chart.note)
-    block = _chart_block(chart, chart_cid)
-    text = _text(heading, facts, notes, block, sections, file_rows)
-    body = _html(heading, facts, notes, block, sections, file_rows)
+    block = _chart_block(chart, chart_cid, lang)
+    text = _text(heading, facts, notes, block, sections, file_rows, lang)
+    body = _html(heading, facts, notes, block, sections, file_rows, lang)
     return Summary(subject=subject, text=text, html=body)
 
 
-def _chart_block(chart: Chart | None, cid: str | None) -> _ChartBlock | None:
+def _provider(name: str, lang: str) -> str:
+    """A provider as people read it: its own name in English, the team's word in Chinese (阿里云)."""
+    return str(name) if lang == ENGLISH else word("provider", name, lang)
+
+
+def _chart_block(chart: Chart | None, cid: str | None, lang: str = ENGLISH) -> _ChartBlock | None:
     """The chart's figures for the text part (first and last day per GPU model) and its image."""
     if chart is None or chart.path is None or chart.trend is None:
         return None
     trend = chart.trend
     where = (
-        f"the chart is in the HTML version and in {chart.path.name}" if cid else f"chart: {chart.path.name}"
+        say("mail.chart_inline", lang, file=chart.path.name)
+        if cid
+        else say("mail.chart_file", lang, file=chart.path.name)
     )
-    title = (
-        f"Cheapest on-demand CNY per GPU-hour (on_demand, per hour), {trend.first_day} to {trend.last_day};"
-        " the last figure is the cheapest that can be rented now"
-    )
+    title = say("mail.chart_title", lang, first=trend.first_day, last=trend.last_day)
     rows: list[tuple[str, ...]] = []
     for line in trend.lines:
         first, last = line.cny_per_gpu_hour[0], line.cny_per_gpu_hour[-1]
         span = _money(last) if len(line.days) < 2 else f"{_money(first)} -> {_money(last)}"
         change = "" if line.change is None else f"{line.change:+.1%}"
-        rows.append((line.gpu_model, f"{span} CNY/GPU-h", change))
+        rows.append((line.gpu_model, say("mail.chart_span", lang, span=span), change))
     if trend.left_out:
-        rows.append((f"{trend.left_out} more GPU model(s)", "in the cheapest CSV", ""))
+        rows.append(
+            (say("mail.chart_more", lang, count=trend.left_out), say("mail.chart_more_where", lang), "")
+        )
     return _ChartBlock(title, where, rows, cid, alt_text(trend))
 
 
-def _on_demand(billing: str, on_demand: float) -> str:
+def _on_demand(billing: str, on_demand: float, lang: str = ENGLISH) -> str:
     """The model's on-demand headline beside a cheapest option on another billing mode: the figure the
     chart ends on and ``gpus --value`` ranks by."""
     if billing == BillingMode.ON_DEMAND or pd.isna(on_demand):
-        return "" if billing == BillingMode.ON_DEMAND else "no on-demand price"
-    return f"on_demand CNY {_money(on_demand)}/GPU-h"
+        return "" if billing == BillingMode.ON_DEMAND else say("mail.no_on_demand", lang)
+    return say("mail.on_demand_beside", lang, amount=_money(on_demand))
 
 
 def _first_line(value: object) -> str:
@@ -171,10 +205,11 @@ def _first_line(value: object) -> str:
     return line if len(line) <= 200 else line[:199] + "…"
 
 
-def _describe_file(report: Report, path: Path) -> str:
+def _describe_file(report: Report, path: Path, lang: str = ENGLISH) -> str:
     for name, what in TABLES.items():
         if path.name == report.file_name(name):
-            return f"{len(report.tables[name])} rows: {what}"
+            words = what if lang == ENGLISH else say(f"table.{name}", lang)
+            return say("mail.file_rows", lang, rows=len(report.tables[name]), what=words)
     return ""
 
 
@@ -186,23 +221,28 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
     ]
 
 
-def _text(heading, facts, notes, block, sections, file_rows) -> str:  # noqa: ANN001
+def _text(heading, facts, notes, block, sections, file_rows, lang=ENGLISH) -> str:  # noqa: ANN001
     lines = [heading, "", facts, *notes]
     if block:
-        lines += ["", f"{block.title} ({block.where}):", *_aligned(block.rows)]
+        lines += [
+            "",
+            say("mail.block_heading", lang, title=block.title, where=block.where),
+            *_aligned(block.rows),
+        ]
     for title, rows, empty in sections:
-        lines += ["", f"{title}:"]
+        lines += ["", say("mail.section_heading", lang, title=title)]
         lines += _aligned(rows) or [f"  {empty}"]
     if file_rows:
-        lines += ["", "Attached CSV files (UTF-8, open in Excel):"]
+        lines += ["", say("mail.files_text", lang)]
         lines += [f"  {name}  ({what})" for name, what in file_rows]
     return "\n".join(lines) + "\n"
 
 
-def _html(heading, facts, notes, block, sections, file_rows) -> str:  # noqa: ANN001
+def _html(heading, facts, notes, block, sections, file_rows, lang=ENGLISH) -> str:  # noqa: ANN001
     e = html.escape
     parts = [
-        '<!doctype html><html><body style="font-family: sans-serif; font-size: 14px">',
+        f'<!doctype html><html lang="{"zh-CN" if lang == CHINESE else "en"}">'
+        '<body style="font-family: sans-serif; font-size: 14px">',
         f"<h2>{e(heading)}</h2>",
         f"<p>{e(facts)}</p>",
         *(f"<p><b>{e(note)}</b></p>" for note in notes),
@@ -224,7 +264,7 @@ def _html(heading, facts, notes, block, sections, file_rows) -> str:  # noqa: AN
             continue
         parts += _html_table(rows)
     if file_rows:
-        parts.append("<h3>Attached CSV files</h3><ul>")
+        parts.append(f"<h3>{e(say('mail.files_html', lang))}</h3><ul>")
         parts += [f"<li><code>{e(name)}</code>: {e(what)}</li>" for name, what in file_rows]
         parts.append("</ul>")
     parts.append("</body></html>")

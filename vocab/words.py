@@ -3,7 +3,7 @@
 One plain table, :data:`MESSAGES`, maps a key to its (English, Chinese) pair; :func:`say` picks one and
 fills its ``{fields}``. The alert messages, the nightly digest, the report e-mail, its CSV headers, the
 HTML report and the command line's verdict lines all speak through it, so a sentence lives once in both
-languages, and ``tests/test_words.py`` proves that none is missing (every key has both, with the same
+languages, and ``tests/vocabulary/test_message_catalogue.py`` proves that none is missing (every key has both, with the same
 fields, and every key the code asks for exists).
 
 Chinese follows the words Chinese teams use on the providers' own pages: 按量付费 (on demand), 包月
@@ -66,6 +66,221 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "money.cny_per_gpu_hour": ("CNY {amount}/GPU-h", "{amount} 元/卡时"),
     "words.cny_per_gpu_hour": ("CNY/GPU-h", "元/卡时"),
     "words.list_separator": (", ", "、"),
+    # --- alert messages (planner.alerts: rules, conditions, message) -----------------------------------
+    "alert.title": (
+        "planner: {rules} GPU alert(s), {offers} offer(s)",
+        "planner：{rules} 条 GPU 提醒，{offers} 个报价",
+    ),
+    "alert.offer": (
+        "{provider} {region} {instance}: {price} CNY/GPU-h ({basis}), stock {stock}",
+        "{provider} {region} {instance}：{price} 元/卡时（{basis}），库存 {stock}",
+    ),
+    "alert.reason": (" ({reason})", "（{reason}）"),
+    "alert.more": (
+        "… and {count} more (`planner alerts list`)",
+        "… 另有 {count} 个（`planner alerts list`）",
+    ),
+    "alert.cut": (
+        "… {count} more line(s): `planner alerts list` shows all",
+        "… 另有 {count} 行：`planner alerts list` 可看全部",
+    ),
+    "alert.late": ("{reason}; late: fired {when}", "{reason}；迟到的提醒：触发于 {when}"),
+    "alert.earlier": ("earlier", "更早"),
+    "alert.idle_of": ("{idle}/{total} idle", "空闲 {idle}/{total}"),
+    "alert.per_machine": (", at most {most} on one machine", "，单机最多 {most} 张"),
+    "reason.below": ("{price} CNY/GPU-h, under {limit}", "{price} 元/卡时，低于 {limit}"),
+    "reason.run_before": ("its price at the run before", "上次刷新的价格"),
+    "reason.window_median": ("its {days}-day median", "{days} 天中位价"),
+    "reason.drop": (
+        "{price} CNY/GPU-h, {drop}% under {than} {ref}",
+        "{price} 元/卡时，比{than} {ref} 低 {drop}%",
+    ),
+    "reason.idle": ("{idle} GPUs idle (at least {wanted})", "空闲 {idle} 张卡（至少 {wanted} 张）"),
+    "reason.back_in_stock": (
+        "back in stock ({stock}), sold out at the run before",
+        "重新有货（{stock}），上次刷新时售罄",
+    ),
+    "reason.new": ("new at {provider}: {gpu} as {instance}", "{provider} 新上架：{gpu}（{instance}）"),
+    "rule.any_gpu": ("any GPU", "任意 GPU"),
+    "rule.below": ("{scope} under {limit} CNY/GPU-h", "{scope} 低于 {limit} 元/卡时"),
+    "rule.drop": (
+        "{scope} {percent}% or more under its {days}-day median",
+        "{scope} 比 {days} 天中位价低 {percent}% 以上",
+    ),
+    "rule.idle": ("{scope} with {wanted}+ idle GPUs", "{scope} 空闲 {wanted} 张卡以上"),
+    "rule.back_in_stock": ("{scope} back in stock", "{scope} 重新有货"),
+    "rule.new": ("{scope}: new offers", "{scope}：新上架"),
+    # --- the report e-mail (reports.summary) ---------------------------------------------------------
+    "mail.subject": (
+        "GPU prices {day}: {prices} prices, {changes} change(s)",
+        "GPU 价格 {day}：{prices} 条价格，{changes} 处变动",
+    ),
+    "mail.subject_failed": (", {failed} provider(s) failed", "，{failed} 家云厂商刷新失败"),
+    "mail.heading": ("GPU prices, report of {day}", "GPU 价格报告 {day}"),
+    "mail.heading_scope": (" ({scope})", "（{scope}）"),
+    "mail.none": ("none", "无"),
+    "mail.facts": (
+        "{prices} prices from {providers} provider(s); newest observation {newest} (UTC day).",
+        "共 {prices} 条价格，来自 {providers} 家云厂商；最新观测日期 {newest}（UTC）。",
+    ),
+    "mail.all_snapshot": (
+        "Every price comes from the bundled snapshot: run `planner refresh` for today's prices.",
+        "所有价格都来自内置快照：运行 `planner refresh` 获取今天的价格。",
+    ),
+    "mail.no_prices_match": (
+        "No prices match: run `planner refresh`, or widen the filters.",
+        "没有符合条件的价格：运行 `planner refresh`，或放宽筛选条件。",
+    ),
+    "mail.list_price": ("CNY {amount}/GPU-h ({basis})", "{amount} 元/卡时（{basis}）"),
+    "mail.where": ("{provider} {instance} ({region})", "{provider} {instance}（{region}）"),
+    "mail.since_day": ("since the previous day", "较前一天"),
+    "mail.since_week": ("since the previous week", "较前一周"),
+    "mail.move_offer": (
+        "{gpu} {provider} {instance} ({region}), {billing}",
+        "{gpu} {provider} {instance}（{region}），{billing}",
+    ),
+    "mail.move_prices": ("{old} -> {new} CNY/GPU-h", "{old} -> {new} 元/卡时"),
+    "mail.file_rows": ("{rows} rows: {what}", "{rows} 行：{what}"),
+    "mail.cheapest_title": (
+        "Cheapest per GPU-hour: list price, any billing mode (a period's price over all its hours)",
+        "每卡时最低价：标价，任意计费方式（包期价格按其全部小时折算）",
+    ),
+    "mail.cheapest_first": (
+        " (the first {shown} of {total} GPU models, the GPUs teams rent first; all in the cheapest CSV)",
+        "（共 {total} 个 GPU 型号，这里列出前 {shown} 个，团队常租的型号在前；全部见 cheapest CSV）",
+    ),
+    "mail.no_prices": ("No prices.", "没有价格。"),
+    "mail.moves_title": ("Biggest price moves", "价格变动最大的报价"),
+    "mail.no_moves": (
+        "No price changed since the previous day or week.",
+        "与前一天或前一周相比，没有价格变动。",
+    ),
+    "mail.problems_title": ("Providers whose last refresh did not succeed", "上次刷新未成功的云厂商"),
+    "mail.no_problems": ("None.", "无。"),
+    "mail.never_refreshed": (
+        "No refresh recorded for: {providers}.",
+        "以下云厂商没有刷新记录：{providers}。",
+    ),
+    "mail.chart_inline": ("the chart is in the HTML version and in {file}", "图表见 HTML 版本和 {file}"),
+    "mail.chart_file": ("chart: {file}", "图表：{file}"),
+    "mail.chart_title": (
+        "Cheapest on-demand CNY per GPU-hour (on_demand, per hour), {first} to {last}; the last figure is "
+        "the cheapest that can be rented now",
+        "按量付费每卡时最低价（元），{first} 至 {last}；最后一个数字是现在能租到的最低价",
+    ),
+    "mail.chart_span": ("{span} CNY/GPU-h", "{span} 元/卡时"),
+    "mail.chart_more": ("{count} more GPU model(s)", "另有 {count} 个 GPU 型号"),
+    "mail.chart_more_where": ("in the cheapest CSV", "见 cheapest CSV"),
+    "mail.no_on_demand": ("no on-demand price", "无按量付费价格"),
+    "mail.on_demand_beside": ("on_demand CNY {amount}/GPU-h", "按量付费 {amount} 元/卡时"),
+    "mail.block_heading": ("{title} ({where}):", "{title}（{where}）："),
+    "mail.section_heading": ("{title}:", "{title}："),
+    "mail.files_text": (
+        "Attached CSV files (UTF-8, open in Excel):",
+        "附件 CSV 文件（UTF-8，可用 Excel 或 WPS 打开）：",
+    ),
+    "mail.files_html": ("Attached CSV files", "附件 CSV 文件"),
+    "table.prices": (
+        "the latest price of every GPU instance and billing mode, with CNY per GPU-hour",
+        "每个 GPU 实例和计费方式的最新价格，含每卡时价格（元）",
+    ),
+    "table.cheapest": ("the cheapest option per GPU model", "每个 GPU 型号的最低价选项"),
+    "table.changes": (
+        "price changes since the previous day and the previous week",
+        "较前一天和前一周的价格变动",
+    ),
+    "table.availability": ("stock per instance, where the provider reports it", "各实例库存（云厂商公布时）"),
+    "table.health": ("the last refresh of each provider", "各云厂商最近一次刷新"),
+    # --- the nightly digest to the report channels (planner.alerts.digest) ------------------------------
+    "digest.title": ("planner: GPU prices {day}", "planner：GPU 价格 {day}"),
+    "digest.cheapest": (
+        "**Cheapest per GPU-hour** (list price, any billing mode)",
+        "**每卡时最低价**（标价，任意计费方式）",
+    ),
+    "digest.cheapest_line": (
+        "{gpu}: {amount} CNY/GPU-h ({basis}), {provider} {instance} ({region})",
+        "{gpu}：{amount} 元/卡时（{basis}），{provider} {instance}（{region}）",
+    ),
+    "digest.on_demand_beside": ("; on_demand {amount}", "；按量付费 {amount}"),
+    "digest.no_prices": ("no prices: run `planner refresh`", "没有价格：运行 `planner refresh`"),
+    "digest.changes": ("**Changes**", "**价格变动**"),
+    "digest.move": (
+        "{gpu} {provider} {instance} ({region}): {change}% ({old} -> {new})",
+        "{gpu} {provider} {instance}（{region}）：{change}%（{old} -> {new}）",
+    ),
+    "digest.changes_all": ("{count} price change(s) in all", "共 {count} 处价格变动"),
+    "digest.no_change": ("no price changed", "没有价格变动"),
+    "digest.providers": ("**Providers**", "**云厂商**"),
+    "digest.all_ok": ("every provider's last refresh succeeded", "各云厂商最近一次刷新均成功"),
+    # --- the report's CSV headers (reports.build.write_report): English is the column's own name --------
+    "column.gpu_model": ("gpu_model", "GPU 型号"),
+    "column.cny_per_gpu_hour": ("cny_per_gpu_hour", "每卡时价格（元）"),
+    "column.provider": ("provider", "云厂商"),
+    "column.region": ("region", "地域"),
+    "column.instance_type": ("instance_type", "实例规格"),
+    "column.gpus_per_instance": ("gpus_per_instance", "每实例卡数"),
+    "column.billing": ("billing", "计费方式"),
+    "column.price": ("price", "价格"),
+    "column.currency": ("currency", "币种"),
+    "column.unit": ("unit", "计价单位"),
+    "column.vcpus": ("vcpus", "vCPU 数"),
+    "column.memory_gb": ("memory_gb", "内存（GB）"),
+    "column.observed_at_utc": ("observed_at_utc", "观测时间（UTC）"),
+    "column.from_snapshot": ("from_snapshot", "来自内置快照"),
+    "column.gpu_note": ("gpu_note", "GPU 备注"),
+    "column.source": ("source", "来源"),
+    "column.since": ("since", "比较区间"),
+    "column.old_on": ("old_on", "原价日期"),
+    "column.new_on": ("new_on", "新价日期"),
+    "column.old_price": ("old_price", "原价"),
+    "column.new_price": ("new_price", "新价"),
+    "column.change_pct": ("change_pct", "变动（%）"),
+    "column.old_cny_per_gpu_hour": ("old_cny_per_gpu_hour", "原每卡时价格（元）"),
+    "column.new_cny_per_gpu_hour": ("new_cny_per_gpu_hour", "新每卡时价格（元）"),
+    "column.stock_status": ("stock_status", "库存状态"),
+    "column.idle_gpus": ("idle_gpus", "空闲卡数"),
+    "column.total_gpus": ("total_gpus", "总卡数"),
+    "column.max_idle_gpus_per_machine": ("max_idle_gpus_per_machine", "单机最多空闲卡数"),
+    "column.status": ("status", "状态"),
+    "column.started_at_utc": ("started_at_utc", "开始时间（UTC）"),
+    "column.finished_at_utc": ("finished_at_utc", "结束时间（UTC）"),
+    "column.duration_s": ("duration_s", "耗时（秒）"),
+    "column.offers_seen": ("offers_seen", "看到的报价数"),
+    "column.prices_stored": ("prices_stored", "存入的价格数"),
+    "column.prices_changed": ("prices_changed", "变动的价格数"),
+    "column.mode": ("mode", "模式"),
+    "column.offers_skipped": ("offers_skipped", "跳过的报价数"),
+    "column.prices_flagged": ("prices_flagged", "标记可疑的价格数"),
+    "column.unknown_gpus": ("unknown_gpus", "未识别的 GPU"),
+    "column.error": ("error", "错误"),
+    "column.offers": ("offers", "报价数"),
+    "column.providers": ("providers", "云厂商数"),
+    "column.cheapest_spot_cny_per_gpu_hour": (
+        "cheapest_spot_cny_per_gpu_hour",
+        "竞价实例最低每卡时价格（元）",
+    ),
+    "column.scope": ("scope", "地域范围"),
+    "column.cny_per_gpu_hour_basis": ("cny_per_gpu_hour_basis", "每卡时价格口径"),
+    "column.on_demand_cny_per_gpu_hour": ("on_demand_cny_per_gpu_hour", "按量付费每卡时价格（元）"),
+    "column.gpu_group": ("gpu_group", "GPU 类别"),
+    # --- the report's region scope (planner.answers.report) --------------------------------------------
+    "scope.all": ("every region", "所有地域"),
+    "scope.mainland": ("the mainland", "中国大陆"),
+    "scope.overseas": ("Hong Kong and abroad", "中国香港及海外"),
+    "report.scope_all": (
+        'Cheapest options cover every region ([quote] scope = "all").',
+        '最低价覆盖所有地域（[quote] scope = "all"）。',
+    ),
+    "report.scope_some": (
+        'Cheapest options cover {scope} only ([quote] scope = "{name}"); the prices file lists every region.',
+        '最低价只覆盖{scope}（[quote] scope = "{name}"）；prices 文件列出所有地域。',
+    ),
+    "report.cheaper_outside": (
+        "A cheaper option outside {scope}: {provider} {region} {instance} on {billing}, {gpu} at CNY "
+        '{amount} per GPU-hour (observed {day}; [quote] scope = "all" includes it).',
+        "{scope}以外有更便宜的选项：{provider} {region} {instance}（{billing}），{gpu} 每卡时 {amount} 元"
+        '（观测于 {day}；设置 [quote] scope = "all" 即可包括它）。',
+    ),
 }
 
 _LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")

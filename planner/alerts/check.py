@@ -36,11 +36,12 @@ from planner.alerts.conditions import reason
 from planner.alerts.message import Firing, render
 from planner.alerts.offers import current_offers
 from planner.alerts.rules import Rule, load_channels, load_rules
-from planner.config import Config
+from planner.config import Config, language
 from planner.errors import PlannerError, UnknownNameError, UsageError
 from planner.output import to_jsonable
 from planner.pricing.freshness import REFRESH_HINT
 from vocab import RunStatus
+from vocab.words import ENGLISH, say
 
 RUN_PROVIDER = "alerts"
 RUN_KIND = "alert"
@@ -110,8 +111,9 @@ def check_alerts(
         result.warnings = heal_state(conn, dry_run=dry_run)
         missing = dry_run and not _has_state(conn)
         result.note = nothing_to_judge(conn) if rules else None
+        lang = language(config)
         for rule in rules:
-            _judge(conn, rule, fx, now, result, dry_run, missing)
+            _judge(conn, rule, fx, now, result, dry_run, missing, lang)
         if not dry_run:
             gone = delete(alert_state).where(alert_state.c.rule.not_in([r.name for r in rules]))
             conn.execute(gone)  # a rule removed or renamed: its state goes with it
@@ -185,12 +187,20 @@ def _judge(
     result: CheckResult,
     dry_run: bool,
     missing: bool = False,
+    lang: str = ENGLISH,
 ) -> None:
     matches = {}
     for offer in current_offers(conn, rule, fx):
         why = reason(rule, offer)
         if why is not None:
             matches[offer.key] = {**offer.to_dict(), "reason": why}
+            if lang != ENGLISH:  # the message speaks the team's language; JSON and state keep English
+                matches[offer.key]["said"] = {
+                    "lang": lang,
+                    "reason": reason(rule, offer, lang),
+                    "description": rule.describe(lang),
+                    "stock": offer.stock_text(lang),
+                }
     result.holding[rule.name] = len(matches)
     rows = (
         {}
@@ -252,10 +262,16 @@ def _send_pending(
             .order_by(alert_state.c.rule, alert_state.c.offer_key)
         ).all()
     fired_now = {(f.rule, f.offer["key"]) for f in result.fired}
+    lang = language(config)
     for rule_name, key, pending, detail in rows:
         offer = json.loads(detail)
         if (rule_name, key) not in fired_now:
-            offer["reason"] = f"{offer.get('reason', '')}; late: fired {offer.get('fired_at') or 'earlier'}"
+            late = offer.get("fired_at") or say("alert.earlier", ENGLISH)
+            offer["reason"] = say("alert.late", ENGLISH, reason=offer.get("reason", ""), when=late)
+            said = offer.get("said")
+            if isinstance(said, dict) and said.get("lang") == lang:
+                when = offer.get("fired_at") or say("alert.earlier", lang)
+                said["reason"] = say("alert.late", lang, reason=said.get("reason") or "", when=when)
         for name in json.loads(pending):
             owed.setdefault(name, []).append((rule_name, key, offer))
     order = {r.name: i for i, r in enumerate(rules)}
@@ -265,7 +281,7 @@ def _send_pending(
             _clear(engine, name, items)
             continue
         firings = _firings(items, order)
-        title, text = render(firings, CHANNELS[channel.kind].max_bytes)
+        title, text = render(firings, CHANNELS[channel.kind].max_bytes, lang)
         delivery = deliver(channel, title, text, config=config, alerts=len(items), **send_kw)
         result.deliveries.append(delivery)
         with engine.begin() as conn:

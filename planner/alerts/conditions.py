@@ -8,15 +8,16 @@ from planner.alerts.offers import SOLD_OUT, AlertOffer
 from planner.alerts.rules import Rule, plain
 from planner.pricing.cost import Availability, availability
 from planner.pricing.words import per_machine_words
+from vocab.words import ENGLISH, say, word
 
 
-def reason(rule: Rule, offer: AlertOffer) -> str | None:
-    """A short sentence when ``offer`` meets ``rule``'s condition now, else None."""
+def reason(rule: Rule, offer: AlertOffer, lang: str = ENGLISH) -> str | None:
+    """A short sentence when ``offer`` meets ``rule``'s condition now, else None; in ``lang``."""
     price = offer.cny_per_gpu_hour
     if rule.condition == "below_cny_per_gpu_hour":
         limit = rule.below_cny_per_gpu_hour
         assert limit is not None
-        return f"{price:.2f} CNY/GPU-h, under {plain(limit)}" if price < limit else None
+        return say("reason.below", lang, price=f"{price:.2f}", limit=plain(limit)) if price < limit else None
     if rule.condition == "drop_percent":
         # Against the price the provider's run before saw (so two refreshes on one day compare), and
         # against the offer's median over the window before today; the larger drop is named.
@@ -25,8 +26,8 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
         found = [
             ((ref - price) / ref * Decimal(100), words, ref)
             for ref, words in (
-                (offer.previous_cny_per_gpu_hour, "its price at the run before"),
-                (offer.median_cny_per_gpu_hour, f"its {rule.window_days}-day median"),
+                (offer.previous_cny_per_gpu_hour, say("reason.run_before", lang)),
+                (offer.median_cny_per_gpu_hour, say("reason.window_median", lang, days=rule.window_days)),
             )
             if ref is not None and ref > 0
         ]
@@ -35,7 +36,9 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
         drop, words, ref = max(found, key=lambda f: f[0])
         if drop < percent:
             return None
-        return f"{price:.2f} CNY/GPU-h, {drop:.0f}% under {words} {ref:.2f}"
+        return say(
+            "reason.drop", lang, price=f"{price:.2f}", drop=f"{drop:.0f}", than=words, ref=f"{ref:.2f}"
+        )
     if rule.condition == "idle_gpus_at_least":
         wanted = rule.idle_gpus_at_least
         assert wanted is not None
@@ -46,13 +49,15 @@ def reason(rule: Rule, offer: AlertOffer) -> str | None:
             return None
         if availability(stock, wanted) is not Availability.AVAILABLE:
             return None
-        return f"{stock.rentable_gpus} GPUs idle (at least {wanted}){per_machine_words(stock)}"
+        idle = say("reason.idle", lang, idle=stock.rentable_gpus, wanted=wanted)
+        return idle + per_machine_words(stock, lang)
     if rule.condition == "back_in_stock":
         if offer.previous_stock_status == SOLD_OUT and offer.offer.availability is Availability.AVAILABLE:
-            return f"back in stock ({offer.stock_text()}), sold out at the run before"
+            return say("reason.back_in_stock", lang, stock=offer.stock_text(lang))
         return None
     if rule.condition == "new_offers":
-        return (
-            f"new at {offer.provider}: {offer.gpu_model} as {offer.instance_type}" if offer.is_new else None
-        )
+        if not offer.is_new:
+            return None
+        provider = word("provider", offer.provider, lang) if lang != ENGLISH else offer.provider
+        return say("reason.new", lang, provider=provider, gpu=offer.gpu_model, instance=offer.instance_type)
     raise ValueError(f"unknown condition {rule.condition!r}")

@@ -15,9 +15,10 @@ from planner.alerts.channels.base import Delivery, Post
 from planner.alerts.message import fit, literal
 from planner.alerts.rules import load_channels
 from planner.billing import ON_DEMAND
-from planner.config import Config
+from planner.config import Config, language
 from planner.errors import ConfigError
-from vocab import PROBLEM_RUN_STATUSES
+from vocab import PROBLEM_RUN_STATUSES, gpu_hour_basis
+from vocab.words import ENGLISH, say, word
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -27,44 +28,79 @@ TOP_MOVES = 5
 PROBLEMS = PROBLEM_RUN_STATUSES
 
 
-def digest(report: Any) -> tuple[str, str]:
-    """(title, markdown) of the summary of ``report`` (a ``reports.build.Report``)."""
+def digest(report: Any, lang: str = ENGLISH) -> tuple[str, str]:
+    """(title, markdown) of the summary of ``report`` (a ``reports.build.Report``), in ``lang``."""
     cheapest = report.tables["cheapest"]
     changes = report.tables["changes"]
     health = report.tables["health"]
-    title = f"planner: GPU prices {report.day.isoformat()}"
-    lines = [f"### {title}", "", "**Cheapest per GPU-hour** (list price, any billing mode)"]
-    # the cheapest models first, as the e-mail lists them; each figure with its basis, and beside a
-    # subscription the on-demand headline the report's chart ends on (planner.pricing.headline)
-    top = cheapest.sort_values(["cny_per_gpu_hour", "gpu_model"], kind="stable").head(TOP_MODELS)
-    for r in top.itertuples():
+    title = say("digest.title", lang, day=report.day.isoformat())
+    lines = [f"### {title}", "", say("digest.cheapest", lang)]
+    # the cheapest table's first models in its order (the GPUs teams rent first), as the e-mail lists
+    # them; each figure with its basis, and beside a subscription the on-demand headline the report's
+    # chart ends on (planner.pricing.headline)
+    for r in cheapest.head(TOP_MODELS).itertuples():
         hourly = r.on_demand_cny_per_gpu_hour
-        beside = "" if r.billing == ON_DEMAND or math.isnan(hourly) else f"; on_demand {hourly:,.2f}"
+        basis = r.cny_per_gpu_hour_basis if lang == ENGLISH else gpu_hour_basis(r.billing, lang=lang)
+        beside = (
+            ""
+            if r.billing == ON_DEMAND or math.isnan(hourly)
+            else say("digest.on_demand_beside", lang, amount=f"{hourly:,.2f}")
+        )
         lines.append(
-            f"- {r.gpu_model}: {r.cny_per_gpu_hour:,.2f} CNY/GPU-h ({r.cny_per_gpu_hour_basis}{beside}), "
-            f"{r.provider} {literal(r.instance_type)} ({literal(r.region)})"
+            "- "
+            + say(
+                "digest.cheapest_line",
+                lang,
+                gpu=r.gpu_model,
+                amount=f"{r.cny_per_gpu_hour:,.2f}",
+                basis=basis + beside,
+                provider=_provider(r.provider, lang),
+                instance=literal(r.instance_type),
+                region=literal(r.region),
+            )
         )
     if cheapest.empty:
-        lines.append("- no prices: run `planner refresh`")
+        lines.append("- " + say("digest.no_prices", lang))
     lines += [
         f"- {literal(note)}" for note in report.scope_notes
     ]  # the region scope, anything cheaper outside
-    lines += ["", "**Changes**"]
+    lines += ["", say("digest.changes", lang)]
     moves = changes.assign(_size=changes["change_pct"].abs()).sort_values("_size", ascending=False)
     for r in moves.head(TOP_MOVES).itertuples():
         lines.append(
-            f"- {r.gpu_model} {r.provider} {literal(r.instance_type)} ({literal(r.region)}): "
-            f"{r.change_pct:+.1f}% "
-            f"({r.old_cny_per_gpu_hour:,.2f} -> {r.new_cny_per_gpu_hour:,.2f})"
+            "- "
+            + say(
+                "digest.move",
+                lang,
+                gpu=r.gpu_model,
+                provider=_provider(r.provider, lang),
+                instance=literal(r.instance_type),
+                region=literal(r.region),
+                change=f"{r.change_pct:+.1f}",
+                old=f"{r.old_cny_per_gpu_hour:,.2f}",
+                new=f"{r.new_cny_per_gpu_hour:,.2f}",
+            )
         )
-    lines.append(f"- {len(changes)} price change(s) in all" if len(changes) else "- no price changed")
+    lines.append(
+        "- "
+        + (
+            say("digest.changes_all", lang, count=len(changes))
+            if len(changes)
+            else say("digest.no_change", lang)
+        )
+    )
     failed = health[health["status"].isin(PROBLEMS)]
-    lines += ["", "**Providers**"]
+    lines += ["", say("digest.providers", lang)]
     if failed.empty:
-        lines.append("- every provider's last refresh succeeded")
+        lines.append("- " + say("digest.all_ok", lang))
     for r in failed.itertuples():
-        lines.append(f"- {r.provider}: {r.status}")
+        status = str(r.status) if lang == ENGLISH else word("status", r.status, lang)
+        lines.append(f"- {_provider(r.provider, lang)}: {status}")
     return title, "\n".join(lines) + "\n"
+
+
+def _provider(name: str, lang: str) -> str:
+    return str(name) if lang == ENGLISH else word("provider", name, lang)
 
 
 def send_digest(
@@ -90,7 +126,8 @@ def send_digest(
                 f"[schedule] report_channels names {name!r}, which is not a [channels.{name}] table",
                 hint=add_channel_hint(name),
             )
-    title, text = digest(report)
+    lang = language(config)
+    title, text = digest(report, lang)
     deliveries = []
     extra: dict[str, Any] = {"env": env, "post": post}
     if sleep is not None:
@@ -98,7 +135,7 @@ def send_digest(
     for name in names:
         channel = channels[name]
         delivery = deliver(
-            channel, title, fit(text, CHANNELS[channel.kind].max_bytes), config=config, **extra
+            channel, title, fit(text, CHANNELS[channel.kind].max_bytes, lang), config=config, **extra
         )
         deliveries.append(delivery)
         with engine.begin() as conn:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vocab import gpu_hour_basis
+from vocab.words import ENGLISH, say, word
 
 MAX_OFFERS_PER_ALERT = 10
 # What a robot's markdown could read as markup, and the full-width look-alike each becomes.
@@ -58,34 +59,53 @@ class Firing:
     offers: tuple[Mapping[str, Any], ...]  # AlertOffer.to_dict() plus "reason" and "fired_at"
 
 
-def render(firings: Sequence[Firing], max_bytes: int) -> tuple[str, str]:
-    """(title, markdown) of the message, at most ``max_bytes`` of UTF-8 (the channel kind's limit)."""
+def render(firings: Sequence[Firing], max_bytes: int, lang: str = ENGLISH) -> tuple[str, str]:
+    """(title, markdown) of the message in ``lang``, at most ``max_bytes`` of UTF-8 (the channel kind's
+    limit)."""
     count = sum(len(f.offers) for f in firings)
-    title = f"planner: {len(firings)} GPU alert(s), {count} offer(s)"
+    title = say("alert.title", lang, rules=len(firings), offers=count)
     lines = [f"### {title}", ""]
     for firing in firings:
-        lines.append(f"**{firing.rule}**: {firing.description}")
+        description = _said(firing.offers[0], "description", lang) if firing.offers else None
+        lines.append(f"**{firing.rule}**: {description or firing.description}")
         for offer in firing.offers[:MAX_OFFERS_PER_ALERT]:
-            lines.append(f"- {offer_line(offer)}")
+            lines.append(f"- {offer_line(offer, lang)}")
         hidden = len(firing.offers) - MAX_OFFERS_PER_ALERT
         if hidden > 0:
-            lines.append(f"- … and {hidden} more (`planner alerts list`)")
+            lines.append("- " + say("alert.more", lang, count=hidden))
         lines.append("")
-    return title, fit("\n".join(lines).rstrip() + "\n", max_bytes)
+    return title, fit("\n".join(lines).rstrip() + "\n", max_bytes, lang)
 
 
-def offer_line(offer: Mapping[str, Any]) -> str:
+def _said(offer: Mapping[str, Any], name: str, lang: str) -> str | None:
+    """The offer's ``name`` (reason, description, stock) as the check worded it in ``lang``
+    (``planner.alerts.check`` keeps the team's language beside the English), else None."""
+    said = offer.get("said")
+    if lang == ENGLISH or not isinstance(said, Mapping) or said.get("lang") != lang:
+        return None
+    value = said.get(name)
+    return str(value) if value else None
+
+
+def offer_line(offer: Mapping[str, Any], lang: str = ENGLISH) -> str:
     """``autodl west-B RTX4090-24GB: 1.88 CNY/GPU-h (on_demand, per hour), stock 12/80 idle (reason)``:
     the list price per GPU-hour with its basis, as the report and ``gpus --value`` show it."""
-    price = float(offer["cny_per_gpu_hour"])
-    line = (
-        f"{offer['provider']} {literal(offer['region'])} {literal(offer['instance_type'])}: "
-        f"{price:.2f} CNY/GPU-h ({gpu_hour_basis(offer['billing'])}), stock {offer.get('stock') or '-'}"
+    provider = str(offer["provider"]) if lang == ENGLISH else word("provider", offer["provider"], lang)
+    line = say(
+        "alert.offer",
+        lang,
+        provider=provider,
+        region=literal(offer["region"]),
+        instance=literal(offer["instance_type"]),
+        price=f"{float(offer['cny_per_gpu_hour']):.2f}",
+        basis=gpu_hour_basis(offer["billing"], lang=lang),
+        stock=_said(offer, "stock", lang) or offer.get("stock") or "-",
     )
-    return line + (f" ({literal(offer['reason'])})" if offer.get("reason") else "")
+    why = _said(offer, "reason", lang) or offer.get("reason")
+    return line + (say("alert.reason", lang, reason=literal(why)) if why else "")
 
 
-def fit(text: str, max_bytes: int) -> str:
+def fit(text: str, max_bytes: int, lang: str = ENGLISH) -> str:
     """``text`` cut on a line boundary to at most ``max_bytes`` of UTF-8, saying what was left out."""
     if len(text.encode("utf-8")) <= max_bytes:
         return text
@@ -98,4 +118,4 @@ def fit(text: str, max_bytes: int) -> str:
             break
         kept.append(line)
     left_out = len(lines) - len(kept)
-    return "\n".join([*kept, f"… {left_out} more line(s): `planner alerts list` shows all"]) + "\n"
+    return "\n".join([*kept, say("alert.cut", lang, count=left_out)]) + "\n"

@@ -93,9 +93,9 @@ class AlertOffer:
     def stock(self) -> Stock | None:
         return self.offer.stock
 
-    def stock_text(self) -> str:
-        """The offer's stock in an alert message (``planner.pricing.words.stock_brief``)."""
-        return stock_brief(self.offer.stock, self.offer.availability)
+    def stock_text(self, lang: str = "en") -> str:
+        """The offer's stock in an alert message (``planner.pricing.words.stock_brief``), in ``lang``."""
+        return stock_brief(self.offer.stock, self.offer.availability, lang)
 
     def to_dict(self) -> dict[str, Any]:
         """The offer's record (``Offer.to_dict``) cut to what an alert shows, its stock record flattened

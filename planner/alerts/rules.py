@@ -22,6 +22,7 @@ from planner.billing import canonical_billing
 from planner.config import Config
 from planner.errors import ConfigError, UsageError
 from planner.providers import canonical_provider
+from vocab.words import ENGLISH, say, word
 
 # The conditions, one per rule. drop_percent goes with window_days (default 7).
 CONDITIONS = ("below_cny_per_gpu_hour", "drop_percent", "idle_gpus_at_least", "back_in_stock", "new_offers")
@@ -50,20 +51,25 @@ class Rule:
     window_days: int = DEFAULT_WINDOW_DAYS
     idle_gpus_at_least: int | None = None
 
-    def describe(self) -> str:
-        """The condition in words: ``H800 under 9 CNY/GPU-h``."""
-        scope = (self.gpu or "any GPU") + "".join(
-            f" {v}" for v in (self.provider, self.region, self.billing) if v
+    def describe(self, lang: str = ENGLISH) -> str:
+        """The condition in words: ``H800 under 9 CNY/GPU-h`` (``lang`` "zh": ``H800 低于 9 元/卡时``)."""
+        named = (
+            self.provider and (word("provider", self.provider, lang) if lang != ENGLISH else self.provider),
+            self.region,
+            self.billing and (word("billing", self.billing, lang) if lang != ENGLISH else self.billing),
         )
+        scope = (self.gpu or say("rule.any_gpu", lang)) + "".join(f" {v}" for v in named if v)
         if self.condition == "below_cny_per_gpu_hour":
-            return f"{scope} under {plain(self.below_cny_per_gpu_hour)} CNY/GPU-h"
+            return say("rule.below", lang, scope=scope, limit=plain(self.below_cny_per_gpu_hour))
         if self.condition == "drop_percent":
-            return f"{scope} {plain(self.drop_percent)}% or more under its {self.window_days}-day median"
+            return say(
+                "rule.drop", lang, scope=scope, percent=plain(self.drop_percent), days=self.window_days
+            )
         if self.condition == "idle_gpus_at_least":
-            return f"{scope} with {self.idle_gpus_at_least}+ idle GPUs"
+            return say("rule.idle", lang, scope=scope, wanted=self.idle_gpus_at_least)
         if self.condition == "back_in_stock":
-            return f"{scope} back in stock"
-        return f"{scope}: new offers"
+            return say("rule.back_in_stock", lang, scope=scope)
+        return say("rule.new", lang, scope=scope)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.billing import ON_DEMAND
-from planner.config import Config, data_dir, zone
+from planner.config import Config, data_dir, language, zone
 from planner.errors import PlannerError, UsageError, write_error
 from planner.folders import ensure_folder
 from planner.pricing.cost import cheapest_in_and_out_of_scope, cheapest_offers
@@ -31,6 +31,7 @@ from planner.smtp import check_address, smtp_settings
 from planner.wording import Phrase
 from reports.chart import NAME, Chart, why_not_drawn, write_chart
 from reports.mail import MailError, compose, new_id, send
+from vocab.words import ENGLISH, say, word
 
 if TYPE_CHECKING:  # the report's tables need pandas: loaded when a report is built
     from sqlalchemy.engine import Connection
@@ -122,11 +123,16 @@ def report_day(config: Config) -> dt.date:
 
 
 def cheapest_for(
-    gpu_models: Sequence[str], providers: Sequence[str], fx: Mapping[str, Any], scope: str = "all"
+    gpu_models: Sequence[str],
+    providers: Sequence[str],
+    fx: Mapping[str, Any],
+    scope: str = "all",
+    lang: str = ENGLISH,
 ) -> Callable[[Connection], CheapestChoice]:
     """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
     within the region ``scope`` (``planner.pricing.query``), as a ``reports.data.CheapestChoice`` with a
-    line saying the scope and one per model with a cheaper option outside it (quote's line)."""
+    line saying the scope and one per model with a cheaper option outside it (quote's line), in
+    ``lang``."""
     scope = check_scope(scope, "[quote] scope")
 
     def cheapest(conn: Connection) -> CheapestChoice:
@@ -135,10 +141,9 @@ def cheapest_for(
         query = OfferQuery(gpu_models=tuple(gpu_models), providers=tuple(providers), scope=scope)
         found, away = cheapest_in_and_out_of_scope(conn, query, fx)
         hourly = cheapest_offers(conn, replace(query, billing=(ON_DEMAND,)), fx)
-        notes = [scope_note(scope)]
+        notes = [scope_note(scope, lang)]
         for model, o in away.items():
-            amount = f"{model} at CNY {o.cny_per_gpu_hour:,.2f} per GPU-hour"
-            notes.append(cheaper_outside_line(scope, o, amount, '[quote] scope = "all" includes it'))
+            notes.append(_cheaper_outside(scope, model, o, lang))
         return CheapestChoice(
             offers={m: (o.provider, o.region, o.instance_type, o.billing) for m, o in found.items()},
             scope=scope,
@@ -150,14 +155,31 @@ def cheapest_for(
     return cheapest
 
 
-def scope_note(scope: str) -> str:
+def _cheaper_outside(scope: str, model: str, offer: Any, lang: str) -> str:
+    """Quote's line naming a cheaper option outside the scope, in ``lang``."""
+    if lang == ENGLISH:
+        amount = f"{model} at CNY {offer.cny_per_gpu_hour:,.2f} per GPU-hour"
+        return cheaper_outside_line(scope, offer, amount, '[quote] scope = "all" includes it')
+    return say(
+        "report.cheaper_outside",
+        lang,
+        scope=word("scope", scope, lang),
+        provider=word("provider", offer.provider, lang),
+        region=offer.region,
+        instance=offer.instance_type,
+        billing=word("billing", offer.billing, lang),
+        gpu=model,
+        amount=f"{offer.cny_per_gpu_hour:,.2f}",
+        day=f"{offer.observed_at:%Y-%m-%d}",
+    )
+
+
+def scope_note(scope: str, lang: str = ENGLISH) -> str:
     """The report's line on its region scope: which regions the cheapest table (and so the chart) covers."""
     if scope == ALL:
-        return 'Cheapest options cover every region ([quote] scope = "all").'
-    return (
-        f'Cheapest options cover {scope_words(scope)} only ([quote] scope = "{scope}"); '
-        "the prices file lists every region."
-    )
+        return say("report.scope_all", lang)
+    words = scope_words(scope) if lang == ENGLISH else word("scope", scope, lang)
+    return say("report.scope_some", lang, scope=words, name=scope)
 
 
 def produce_report(
@@ -174,18 +196,21 @@ def produce_report(
     on_warning: Callable[[str], None] | None = None,
     on_created: Callable[[str], None] | None = None,
     scope: str | None = None,
+    lang: str | None = None,
 ) -> ReportOutcome:
     """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
 
     ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
     are written and sent, ``on_warning`` gets one line and the e-mail a note. A missing ``out_dir`` is
     created and ``on_created`` gets a line saying so. ``scope`` (None: [quote] scope) is the region
-    scope of the cheapest table and the chart.
+    scope of the cheapest table and the chart. ``lang`` (None: ``planner.config.language``) is the
+    language of the e-mail and the CSV headers.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
     from reports.build import build_report, write_report
 
     scope = chosen_scope(scope, app.config)  # a bad [quote] scope is refused before any work
+    lang = lang or language(app.config)
     day = report_day(app.config)
     out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
     wanted = app.config.section("report")["chart"] if chart is None else chart
@@ -199,10 +224,10 @@ def produce_report(
         providers=providers,
         known_providers=PROVIDERS,
         chart=wanted,
-        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx"), scope),
+        cheapest=cheapest_for(gpu_models, providers, app.config.section("fx"), scope, lang),
     )
     try:
-        files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created)))
+        files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created), lang))
     except OSError as err:
         raise write_error(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
@@ -225,7 +250,7 @@ def produce_report(
         ) from None
     png = drawn.path
     cid = new_id(settings.sender) if png else None
-    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None)
+    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None, lang=lang)
     message = compose(
         summary.subject,
         summary.text,

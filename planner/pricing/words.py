@@ -21,6 +21,7 @@ from decimal import Decimal
 from planner.pricing.offer import Availability, Stock, availability
 from planner.pricing.rank import TIE_CNY, TIE_SHARE
 from vocab import MARKET_MACHINE_GPUS, TENCENT_TIER_HOURS
+from vocab.words import ENGLISH, say, word
 
 
 def _number(value: Decimal) -> str:
@@ -92,19 +93,23 @@ def stock_state_words(stock: Stock | None, needed: float = 1, on_one_machine: fl
     return f"{stock_words(stock, needed, on_one_machine)} at the last refresh"
 
 
-def stock_brief(stock: Stock | None, state: Availability) -> str:
+def stock_brief(stock: Stock | None, state: Availability, lang: str = ENGLISH) -> str:
     """An alert message's stock: ``12/80 idle``, ``12/80 idle, at most 3 on one machine``, ``sold out``,
-    the provider's status or ``-``; ``state`` is the offer's availability for one instance."""
+    the provider's status or ``-``; ``state`` is the offer's availability for one instance. ``lang``
+    "zh": ``空闲 12/80``, ``售罄``."""
     if stock is None:
         return "-"
     if stock.idle_gpus is not None and stock.total_gpus:
-        return f"{stock.idle_gpus}/{stock.total_gpus} idle{per_machine_words(stock)}"
+        idle = say("alert.idle_of", lang, idle=stock.idle_gpus, total=stock.total_gpus)
+        return idle + per_machine_words(stock, lang)
     if state is Availability.SOLD_OUT:
-        return state.words
-    return stock.stock_status or "-"
+        return state.words if lang == ENGLISH else word("stock", "sold_out", lang)
+    if not stock.stock_status:
+        return "-"
+    return stock.stock_status if lang == ENGLISH else word("stock", stock.stock_status, lang)
 
 
-def per_machine_words(stock: Stock | None) -> str:
+def per_machine_words(stock: Stock | None, lang: str = ENGLISH) -> str:
     """``, at most 2 on one machine`` where a marketplace states it (its idle GPUs are summed over
     machines): the most orderable GPUs on one machine, else the most idle; else empty."""
     if stock is None:
@@ -112,4 +117,4 @@ def per_machine_words(stock: Stock | None) -> str:
     most = stock.max_orderable_gpus_per_machine
     if most is None:
         most = stock.max_idle_gpus_per_machine
-    return "" if most is None else f", at most {most} on one machine"
+    return "" if most is None else say("alert.per_machine", lang, most=most)

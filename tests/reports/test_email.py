@@ -3,6 +3,8 @@ AUTH, implicit TLS, a server that says "try later", a wrong password, and a serv
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
@@ -238,3 +240,36 @@ def test_the_default_smtp_deadlines_are_what_a_person_would_wait():
     worst_s = settings.deadline_s * attempts + sum(backoff_s * 2**i for i in range(attempts - 1))
     assert worst_s <= 180, worst_s
     assert settings.deadline_s >= 30  # still room for a slow server to take a report with its files
+
+
+def test_with_language_zh_the_report_email_is_in_chinese(run_cli, tmp_path, filled):
+    handler = Recorder()
+    out = tmp_path / "out"
+    with smtp_server(handler) as port:
+        config = email_config(tmp_path, port, recipients=["ml-team@example.com"])
+        config.write_text(
+            '[locale]\nlanguage = "zh"\n' + config.read_text(encoding="utf-8"), encoding="utf-8"
+        )
+        result = run_cli("--config", str(config), "report", "--out", str(out), "--email")
+    assert result.exit_code == 0, result.output
+    raw = handler.messages[0][2]
+    assert "GPU 价格".encode() not in raw  # the subject is RFC 2047-encoded, the bodies base64: 7-bit safe
+    message = parse(raw)  # decodes the subject and every part
+    assert message["Subject"].startswith("GPU 价格 ") and "条价格" in message["Subject"]
+    text = message.get_body(("plain",)).get_content()
+    html = message.get_body(("html",)).get_content()
+    assert "每卡时最低价" in text and "阿里云" in text and "元/卡时（按量付费，按小时）" in text
+    assert "附件 CSV 文件" in text and '<html lang="zh-CN">' in html and "阿里云" in html
+    headers = {}
+    for part in message.iter_attachments():
+        if part.get_content_type() == "text/csv":
+            data = part.get_payload(decode=True)[len(BOM) :].decode("utf-8")
+            headers[part.get_filename().rsplit("_", 1)[1]] = data.split("\n", 1)[0]
+    assert len(headers) == 5
+    for name, header in headers.items():  # every column has its Chinese heading (none falls back)
+        untranslated = [cell for cell in header.split(",") if not re.search(r"[\u4e00-\u9fff]", cell)]
+        assert untranslated == [], (name, untranslated)
+    assert headers["cheapest.csv"].startswith("GPU 型号,每卡时价格（元）,云厂商,地域")
+    assert headers["health.csv"].startswith("云厂商,状态")
+    cheapest = (out / next(n for n in headers if n == "cheapest.csv")).name
+    assert ",on_demand," in next(out.glob(f"*_{cheapest}")).read_text(encoding="utf-8-sig")  # values stay
