@@ -65,14 +65,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test reads or writes the real user's data directory or config."""
+    """No test reads or writes the real user's data directory or config, and none speaks the language
+    of the machine's locale (a Chinese LANG would make every English answer Chinese): English unless a
+    test asks for Chinese."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("PLANNER_DATA_DIR", str(home / "planner-data"))
-    for var in ("PLANNER_DATABASE_URL", "PLANNER_CONFIG"):
+    for var in ("PLANNER_DATABASE_URL", "PLANNER_CONFIG", "LC_ALL", "LC_MESSAGES"):
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     return home
 
 

@@ -281,6 +281,35 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "{scope}以外有更便宜的选项：{provider} {region} {instance}（{billing}），{gpu} 每卡时 {amount} 元"
         '（观测于 {day}；设置 [quote] scope = "all" 即可包括它）。',
     ),
+    # --- the commands' verdict lines (planner.views) ---------------------------------------------------
+    "quote.verdict": (
+        "Recommendation: {provider} {instance} ({region}), {instances} instance(s) on {billing}: CNY {total} "
+        "in total, CNY {price} per GPU-hour ({state}).",
+        "建议：{provider} {instance}（{region}），{instances} 个实例，{billing}：共 {total} 元，每卡时 {price} 元（{state}）。",
+    ),
+    "quote.verdict_none": (
+        "Recommendation: none: no option can be rented now.",
+        "建议：暂无，目前没有可租的选项。",
+    ),
+    "quote.available": ("available", "有货"),
+    "quote.unstated": ("stock not stated", "库存未公布"),
+    "tco.verdict_buy": (
+        "Recommendation: buy: buying costs {buy} CNY per used GPU-hour against {rent} renting.",
+        "建议：购买。每使用一卡时，购买成本 {buy} 元，租用 {rent} 元。",
+    ),
+    "tco.verdict_rent": (
+        "Recommendation: rent: buying costs {buy} CNY per used GPU-hour against {rent} renting.",
+        "建议：租用。每使用一卡时，购买成本 {buy} 元，租用 {rent} 元。",
+    ),
+    "tco.break_even": (
+        " Break-even at {hours} busy hours per GPU ({share} utilisation).",
+        "盈亏平衡点：每卡 {hours} 个使用小时（利用率 {share}）。",
+    ),
+    "tco.never": (" Buying never breaks even at this rental price.", "按当前租价，购买永远无法回本。"),
+    "tco.beyond": (
+        " Buying would break even only at {hours} busy hours per GPU, more than the {cap} in the horizon.",
+        "每卡需使用 {hours} 小时才能回本，超过了期限内的 {cap} 小时。",
+    ),
 }
 
 _LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")

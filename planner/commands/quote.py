@@ -82,6 +82,11 @@ def quote(
     engine = reading_engine(app)
     with engine.connect() as conn:
         result = run_quote(conn, request, app.config.section("fx"))
-    emit(result, fmt, table=render_quote, csv=lambda r: ([csv_row(o) for o in r.options], CSV_COLUMNS))
+    emit(
+        result,
+        fmt,
+        table=lambda r: render_quote(r, app.language),
+        csv=lambda r: ([csv_row(o) for o in r.options], CSV_COLUMNS),
+    )
     if not result.options:  # nothing to recommend: not an answer a script may act on (docs/commands.md)
         click.get_current_context().exit(1)

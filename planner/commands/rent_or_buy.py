@@ -116,7 +116,9 @@ def tco(
     emit(
         answer,
         fmt,
-        table=lambda a: render_tco(a.result, a.rental, a.basis, outside_lines(a.scope, a.outside)),
+        table=lambda a: render_tco(
+            a.result, a.rental, a.basis, outside_lines(a.scope, a.outside), app.language
+        ),
         csv=lambda a: ([_tco_row(a.result, a.rental) | {"scope": a.scope}], TCO_COLUMNS),
     )
 

@@ -20,6 +20,7 @@ from planner.pricing.words import (
     stock_words,
 )
 from planner.views.notes import no_match_line, on_application_lines, outside_lines, star_note
+from vocab.words import ENGLISH, say, word
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.quote import Quote
@@ -51,7 +52,8 @@ Examples:
 BASIS_HELP = f"Cost on each option's latest price (default), or its {HISTORY_DAYS}-day median or min"
 
 
-def render_quote(result: Quote) -> str:
+def render_quote(result: Quote, lang: str = ENGLISH) -> str:
+    """The quote for people; ``lang`` "zh" words its recommendation in Chinese."""
     r, job = result.request, result.job
     models = ", ".join(result.gpu_models) + (
         f" + variants {', '.join(result.variants)}" if result.variants else ""
@@ -103,7 +105,10 @@ def render_quote(result: Quote) -> str:
     shift = 1 if with_link else 0
     lines.append(table(rows, headers, align_right=(0, 7 + shift, 8 + shift, 9 + shift)))
     lines.append("")
-    lines.extend(_recommendation_lines(result))
+    verdict = _recommendation_lines(result)
+    if lang != ENGLISH:  # the verdict in the team's language; the table and notes stay as they are
+        verdict = [verdict_line(result, lang) if v.startswith("Recommendation:") else v for v in verdict]
+    lines.extend(verdict)
     lines.extend(outside_lines(result.query.scope, result.outside))
     notes = _notes(result.options)
     if notes:
@@ -155,6 +160,27 @@ def _recommendation_lines(result: Quote) -> list[str]:
                 f"{other.subscription_breakeven_hours_per_month} hours per month."
             )
     return lines
+
+
+def verdict_line(result: Quote, lang: str) -> str:
+    """The recommendation in one sentence in ``lang`` (``vocab.words``): what to rent, on which billing
+    mode, for how much, and whether it can be rented now."""
+    best = result.recommendation
+    if best is None:
+        return say("quote.verdict_none", lang)
+    o = best.offer
+    return say(
+        "quote.verdict",
+        lang,
+        provider=word("provider", o.provider, lang),
+        instance=o.instance_type,
+        region=o.region,
+        instances=best.instances,
+        billing=word("billing", o.billing, lang),
+        total=f"{shown_total(best.total_cny):,}",
+        price=money(best.cny_per_gpu_hour),
+        state=say("quote.available" if best.availability.value == "available" else "quote.unstated", lang),
+    )
 
 
 def _state(o: JobCost) -> str:

@@ -9,6 +9,7 @@ from planner.answers.rental import describe
 from planner.output import money, short, table
 from planner.pricing.recent import HISTORY_DAYS
 from planner.views.typed import typed
+from vocab.words import ENGLISH, say
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.answers.tco import TcoResult
@@ -16,8 +17,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def render_tco(
-    r: TcoResult, rental: JobCost | None, basis: str = "median", outside: list[str] | None = None
+    r: TcoResult,
+    rental: JobCost | None,
+    basis: str = "median",
+    outside: list[str] | None = None,
+    lang: str = ENGLISH,
 ) -> str:
+    """Rent against buy for people; ``lang`` "zh" words the recommendation in Chinese."""
     lines = [
         f"Rent or buy {r.gpus} x {r.gpu}: {r.hours:,.0f} busy hours per GPU over {r.years:g} years "
         f"({r.utilization:.0%} utilisation)",
@@ -71,10 +77,22 @@ def render_tco(
     lines += [f"Note: {typed(n)}" for n in r.notes]
     lines += [
         "",
-        f"Recommendation: {r.summary}",
+        f"Recommendation: {r.summary}" if lang == ENGLISH else verdict_line(r, lang),
         "",
         "Assumptions (flags or [tco] in config.toml change them):",
     ]
     rows = [[a.name, a.value, short(a.source, 90)] for a in r.assumptions]
     lines.append(table(rows, ["", "value", "source"]))
     return "\n".join(lines)
+
+
+def verdict_line(r: TcoResult, lang: str) -> str:
+    """Buy or rent, the cost per used GPU-hour of each and the break-even, in ``lang`` (``vocab.words``)."""
+    key = "tco.verdict_buy" if r.recommendation == "buy" else "tco.verdict_rent"
+    head = say(key, lang, buy=money(r.buy_cny_per_gpu_hour), rent=money(r.rent_cny_per_gpu_hour))
+    if r.break_even_hours is None or r.break_even_utilization is None:
+        return head + say("tco.never", lang)
+    hours = f"{r.break_even_hours:,.0f}"
+    if r.break_even_utilization > 1:
+        return head + say("tco.beyond", lang, hours=hours, cap=f"{r.capacity_gpu_hours / r.gpus:,.0f}")
+    return head + say("tco.break_even", lang, hours=hours, share=f"{r.break_even_utilization:.0%}")
