@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from reports.files import written_whole  # the one write-whole recipe, as reports.csvfile uses it
+from vocab.words import ENGLISH, say
 
 if TYPE_CHECKING:  # types only: drawing needs no pandas until it draws
     import pandas as pd
@@ -171,17 +172,14 @@ def why_not_drawn(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0][:200]}" if text else type(err).__name__
 
 
-def alt_text(trend: Trend) -> str:
-    """The chart in words (the e-mail's alt text): each model's first and last price."""
+def alt_text(trend: Trend, lang: str = ENGLISH) -> str:
+    """The chart in words (the e-mail's alt text): each model's first and last price, in ``lang``."""
     values = [
         f"{line.gpu_model} {line.cny_per_gpu_hour[0]:,.2f}"
-        + ("" if len(line.days) < 2 else f" to {line.cny_per_gpu_hour[-1]:,.2f}")
+        + ("" if len(line.days) < 2 else say("chart.alt_to", lang, last=f"{line.cny_per_gpu_hour[-1]:,.2f}"))
         for line in trend.lines
     ]
-    return (
-        f"Line chart: the cheapest on-demand CNY per GPU-hour per day from {trend.first_day} to "
-        f"{trend.last_day}: {'; '.join(values)}."
-    )
+    return say("chart.alt", lang, first=trend.first_day, last=trend.last_day, values="; ".join(values))
 
 
 def draw_trend(trend: Trend, path: Path) -> None:

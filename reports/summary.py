@@ -187,7 +187,7 @@ def _chart_block(chart: Chart | None, cid: str | None, lang: str = ENGLISH) -> _
         rows.append(
             (say("mail.chart_more", lang, count=trend.left_out), say("mail.chart_more_where", lang), "")
         )
-    return _ChartBlock(title, where, rows, cid, alt_text(trend))
+    return _ChartBlock(title, where, rows, cid, alt_text(trend, lang))
 
 
 def _on_demand(billing: str, on_demand: float, lang: str = ENGLISH) -> str:

@@ -310,6 +310,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
         " Buying would break even only at {hours} busy hours per GPU, more than the {cap} in the horizon.",
         "每卡需使用 {hours} 小时才能回本，超过了期限内的 {cap} 小时。",
     ),
+    "chart.alt": (
+        "Line chart: the cheapest on-demand CNY per GPU-hour per day from {first} to {last}: {values}.",
+        "折线图：{first} 至 {last} 每天按量付费每卡时最低价（元）：{values}。",
+    ),
+    "chart.alt_to": (" to {last}", " 至 {last}"),
 }
 
 _LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
