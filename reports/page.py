@@ -39,6 +39,7 @@ CONTENTS = (
     "health of each provider's refresh"
 )
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+NB_HYPHEN = "\u2011"
 MAX_CHANGES = 100  # rows of the changes table shown; the CSV file has them all
 
 # A small chart, in SVG user units (the viewBox): the plot sits inside the margins.
@@ -69,6 +70,7 @@ th { background: #f0f2f5; font-weight: 600; }
 th.num { text-align: right; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .basis { display: inline-block; min-width: 9.5em; }
+:lang(zh) .basis { white-space: nowrap; }  /* a Chinese basis is short: on one line */
 tbody tr:hover { background: #f8fafc; }
 .gpu, .nowrap { white-space: nowrap; }
 .gpu { font-weight: 600; }
@@ -148,7 +150,11 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _table(headings: Sequence[tuple[str, bool]], rows: Iterable[Sequence[str]], name: str) -> str:
     """A table: ``headings`` are (words, numeric); each row's cells are HTML already escaped."""
-    head = "".join(f'<th scope="col"{" class=num" if num else ""}>{esc(h)}</th>' for h, num in headings)
+    # A non-breaking hyphen: "CNY/GPU-h" never wraps after "GPU-".
+    head = "".join(
+        f'<th scope="col"{" class=num" if num else ""}>{esc(h).replace("-", NB_HYPHEN)}</th>'
+        for h, num in headings
+    )
     body = "".join(
         "<tr>"
         + "".join(
@@ -172,6 +178,10 @@ def _badge(prefix: str, value: object, lang: str) -> str:
 
 def _provider(value: object, lang: str) -> str:
     return esc(word("provider", str(value), lang))
+
+
+def _billing(value: object, lang: str) -> str:
+    return f'<span class="nowrap">{esc(word("billing", str(value), lang))}</span>'
 
 
 def _offer(row: dict[str, Any], lang: str) -> str:
@@ -244,11 +254,10 @@ def _cheapest(report: Report, lang: str) -> str:
         else:
             listed = esc(say("page.price_per_unit", lang, amount=price, currency=currency, unit=unit_words))
         observed = _day(r.get("observed_at_utc"))
-        if r.get("from_snapshot") is True:
+        snapshot = r.get("from_snapshot")
+        if not _missing(snapshot) and bool(snapshot):
             observed += f' <span class="muted">({esc(say("page.from_snapshot", lang))})</span>'
-        offers = say(
-            "page.offers_at", lang, offers=count(r.get("offers")), providers=count(r.get("providers"))
-        )
+        offers = f"{count(r.get('offers'))} ({count(r.get('providers'))})"
         rows.append(
             [
                 f'<span class="gpu">{esc(r["gpu_model"])}</span>',
@@ -259,7 +268,7 @@ def _cheapest(report: Report, lang: str) -> str:
                 listed,
                 money(r.get("on_demand_cny_per_gpu_hour")),
                 money(r.get("cheapest_spot_cny_per_gpu_hour")),
-                esc(offers),
+                offers,
                 observed,
             ]
         )
@@ -464,7 +473,7 @@ def _stock(report: Report, lang: str) -> str:
         [
             esc(r["gpu_model"]),
             _offer(r, lang),
-            esc(word("billing", str(r["billing"]), lang)),
+            _billing(r["billing"], lang),
             _badge("stock", r["stock_status"], lang),
             f"{count(r.get('idle_gpus'))} / {count(r.get('total_gpus'))}",
             when(r.get("observed_at_utc")),
@@ -507,7 +516,7 @@ def _changes(report: Report, lang: str) -> str:
                 esc(periods.get(since, since)),
                 f'<span class="gpu">{esc(r["gpu_model"])}</span>',
                 _offer(r, lang),
-                esc(word("billing", str(r["billing"]), lang)),
+                _billing(r["billing"], lang),
                 money(r.get("old_cny_per_gpu_hour")),
                 money(r.get("new_cny_per_gpu_hour")),
                 f'<span class="{css}">{shown}</span>',
@@ -545,7 +554,7 @@ def _health(report: Report, lang: str) -> str:
         finished = r.get("finished_at_utc")
         rows.append(
             [
-                _provider(r["provider"], lang),
+                f'<span class="nowrap">{_provider(r["provider"], lang)}</span>',
                 _badge("status", r["status"], lang),
                 when(finished if not _missing(finished) else r.get("started_at_utc")),
                 "–" if _missing(duration) else say("page.seconds", lang, seconds=f"{float(duration):,.0f}"),

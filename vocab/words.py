@@ -88,7 +88,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "page.col.list_price": ("List price", "标价"),
     "page.col.on_demand": ("On demand, CNY/GPU-h", "按量付费（元/卡时）"),
     "page.col.cheapest_spot": ("Spot, CNY/GPU-h", "竞价实例（元/卡时）"),
-    "page.col.offers": ("Offers", "在售规格"),
+    "page.col.offers": ("Offers (providers)", "在售规格（厂商数）"),
     "page.col.observed": ("Seen", "采集时间"),
     "page.col.idle_gpus": ("Idle GPUs", "空闲 GPU"),
     "page.col.where_available": ("Rentable at", "可租地域"),
@@ -109,7 +109,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "page.price_per_unit": ("{amount} {currency}/{unit}", "{amount} {currency}/{unit}"),
     "page.price_cny_per_unit": ("{amount} CNY/{unit}", "{amount} 元/{unit}"),
     "page.from_snapshot": ("bundled snapshot", "内置快照"),
-    "page.offers_at": ("{offers} at {providers} provider(s)", "{providers} 家厂商共 {offers} 个"),
     "page.seconds": ("{seconds} s", "{seconds} 秒"),
     "page.cheapest.title": ("Cheapest rentable option per GPU", "各 GPU 当前可租的最低价"),
     "page.cheapest.lead": (

@@ -178,3 +178,12 @@ def test_report_out_writes_the_page_in_the_teams_language(run_cli, engine, tmp_p
     table = run_cli("--lang", "en", "report", "--out", str(out), "--no-chart")
     assert page.name in table.stdout and "web page" in table.stdout
     assert "Aliyun" in page.read_text(encoding="utf-8")
+
+
+def test_a_page_over_the_bundled_snapshot_says_so(run_cli, tmp_path):
+    out = tmp_path / "out"
+    result = run_cli("--lang", "zh", "report", "--out", str(out), "--no-chart")
+    assert result.exit_code == 0, result.output
+    (page,) = out.glob("*_report.html")
+    html = page.read_text(encoding="utf-8")
+    assert say("page.from_snapshot", "zh") in html and Parsed(html).rows["cheapest"] > 3
