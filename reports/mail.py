@@ -1,5 +1,5 @@
-"""E-mail: one message (text and HTML summary, its chart inline, CSV files attached) sent over SMTP
-with retries.
+"""E-mail: one message (text and HTML summary, its chart inline, the CSV files and the report's web
+page attached) sent over SMTP with retries.
 
 Implicit TLS (``ssl``, usually port 465) or STARTTLS (usually 587), certificates checked against the
 system's CA store (``SSL_CERT_FILE`` names another bundle, e.g. a company CA). A server that is down
@@ -181,8 +181,9 @@ def compose(
     attachments: Sequence[Path],
     images: Sequence[tuple[str, Path]] = (),
 ) -> EmailMessage:
-    """A multipart message: text with an HTML alternative, each file attached as text/csv (base64,
-    so the byte-order mark and line ends reach the recipient unchanged).
+    """A multipart message: text with an HTML alternative, each file attached (base64, so the
+    byte-order mark and line ends reach the recipient unchanged) as text/csv, or text/html for the
+    report's web page (``reports.page``, a ``.html`` file).
 
     ``images`` are (Content-ID from ``new_id``, PNG file) pairs shown inside the HTML, which names each
     as ``<img src="cid:...">``: the HTML part becomes multipart/related with the images beside it.
@@ -202,8 +203,9 @@ def compose(
             Path(path).read_bytes(), "image", "png", cid=cid, disposition="inline", filename=Path(path).name
         )
     for path in attachments:
+        subtype = "html" if Path(path).suffix.lower() == ".html" else "csv"
         message.add_attachment(
-            Path(path).read_bytes(), maintype="text", subtype="csv", filename=Path(path).name
+            Path(path).read_bytes(), maintype="text", subtype=subtype, filename=Path(path).name
         )
     return message
 

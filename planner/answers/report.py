@@ -1,4 +1,5 @@
-"""The report pipeline: dated CSV reports and a price chart in a folder, optionally e-mailed.
+"""The report pipeline: dated CSV reports, the report's web page and a price chart in a folder,
+optionally e-mailed.
 
 ``planner report`` and the nightly schedule both call :func:`produce_report`; neither holds any of it.
 """
@@ -31,6 +32,9 @@ from planner.smtp import check_address, smtp_settings
 from planner.wording import Phrase
 from reports.chart import NAME, Chart, why_not_drawn, write_chart
 from reports.mail import MailError, compose, new_id, send
+from reports.page import CONTENTS as PAGE_CONTENTS
+from reports.page import NAME as PAGE_NAME
+from reports.page import write_page
 from vocab.words import ENGLISH, say, word
 
 if TYPE_CHECKING:  # the report's tables need pandas: loaded when a report is built
@@ -58,16 +62,20 @@ class ReportOutcome:
     recipients: tuple[str, ...] = ()
     refused: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     chart: Chart | None = None  # the PNG drawn, or why not
+    page: Path | None = None  # the report as one web page (reports.page)
 
     def listing(self) -> list[tuple[str, Path, int, str]]:
         """What was written, in order: (table name, path, rows, contents) for each CSV file, then the
-        chart's PNG, whose rows are the points drawn (a GPU model on a day)."""
+        web page, whose rows are its GPU models (the cheapest table's), then the chart's PNG, whose rows
+        are the points drawn (a GPU model on a day)."""
         from reports.build import TABLES
 
         listed: list[tuple[str, Path, int, str]] = [
             (name, path, len(self.report.tables[name]), TABLES[name])
             for name, path in zip(TABLES, self.files, strict=True)
         ]
+        if self.page is not None:
+            listed.append((PAGE_NAME, self.page, len(self.report.tables["cheapest"]), PAGE_CONTENTS))
         chart = self.chart
         if chart is not None and chart.path is not None and chart.trend is not None:  # drawn
             points = sum(len(line.days) for line in chart.trend.lines)
@@ -198,13 +206,14 @@ def produce_report(
     scope: str | None = None,
     lang: str | None = None,
 ) -> ReportOutcome:
-    """Build and write the report and its chart, then e-mail it to ``recipients`` (if any).
+    """Build and write the report (CSV files and its web page) and its chart, then e-mail it to
+    ``recipients`` (if any), the page attached beside the CSV files.
 
     ``chart`` None follows [report] chart. A chart that cannot be drawn costs nothing else: the CSV files
     are written and sent, ``on_warning`` gets one line and the e-mail a note. A missing ``out_dir`` is
     created and ``on_created`` gets a line saying so. ``scope`` (None: [quote] scope) is the region
     scope of the cheapest table and the chart. ``lang`` (None: ``planner.config.language``) is the
-    language of the e-mail and the CSV headers.
+    language of the e-mail, the CSV headers and the web page.
     Raises ReportNotSent (files on disk, exit code 1) when the e-mail cannot be delivered.
     """
     from reports.build import build_report, write_report
@@ -214,6 +223,7 @@ def produce_report(
     day = report_day(app.config)
     out_dir = Path(out_dir).expanduser() if out_dir else default_out_dir(app.config)
     wanted = app.config.section("report")["chart"] if chart is None else chart
+    lang = lang or language(app.config)
     engine, loaded = app.reading_engine()
     if loaded and on_loaded:
         on_loaded(loaded)
@@ -228,6 +238,7 @@ def produce_report(
     )
     try:
         files = tuple(write_report(report, ensure_folder(out_dir, "the report", on_created), lang))
+        page = write_page(report, out_dir, lang)
     except OSError as err:
         raise write_error(
             f"cannot write the report to {str(out_dir)!r}: {err.strerror or err}",
@@ -236,7 +247,7 @@ def produce_report(
         ) from None
     drawn = draw_chart(report, out_dir, on_warning)
     if not recipients:
-        return ReportOutcome(report, out_dir, files, chart=drawn)
+        return ReportOutcome(report, out_dir, files, chart=drawn, page=page)
     from reports.summary import summarise
 
     try:  # checked after writing, so a settings mistake never costs the nightly files
@@ -257,7 +268,7 @@ def produce_report(
         summary.html,
         settings.sender,
         recipients,
-        files,
+        [*files, page],
         images=[(cid, png)] if cid and png else [],
     )
     try:
@@ -268,7 +279,7 @@ def produce_report(
             f"{err.hint}. The report is on disk in {out_dir}",
             out_dir,
         ) from None
-    return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn)
+    return ReportOutcome(report, out_dir, files, tuple(recipients), refused, drawn, page)
 
 
 def draw_chart(report: Report, out_dir: Path, on_warning: Callable[[str], None] | None = None) -> Chart:

@@ -1,4 +1,4 @@
-"""``planner report``: dated CSV reports and a price chart in a folder, optionally e-mailed."""
+"""``planner report``: dated CSV reports, a web page and a price chart in a folder, optionally e-mailed."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 @format_option
 @click.pass_obj
 def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:  # noqa: ANN001
-    """Write dated CSV reports and a price chart and, with --email, send them in one message.
+    """Write dated CSV reports, a web page and a price chart and, with --email, send them in one message.
 
     Five files named after today's date in [schedule] timezone (YYYY-MM-DD_<table>.csv): the latest
     price of every GPU instance and billing mode with CNY per GPU-hour (prices), the cheapest option
@@ -64,7 +64,12 @@ def report(app, out_dir, emails, gpus, providers, no_chart, scope, fmt) -> None:
     price. Not drawn with --no-chart or [report] chart = false, nor without an on-demand price; if it
     cannot be drawn, a warning says why and everything else is written and sent as usual.
 
-    The e-mail (a text and HTML summary with the chart inline and the CSV files attached) goes through
+    And a web page, YYYY-MM-DD_report.html, in the team's language (planner --lang, [locale] language): the
+    cheapest option per GPU model, a price chart per model, stock, the changes and each provider's
+    last refresh on one self-contained page (nothing fetched when it is opened).
+
+    The e-mail (a text and HTML summary with the chart inline, the CSV files and the web page
+    attached) goes through
     [email] smtp_host; the password comes from PLANNER_SMTP_PASSWORD only. If it cannot be sent the
     files stay on disk and the exit code is 1.
 

@@ -27,4 +27,3 @@ def test_following_docs_alerts_on_the_repos_config_toml_works(run_cli, tmp_path)
     doc = json.loads(result.stdout)
     assert [r["name"] for r in doc["rules"]] == ["cheap-h800"]
     assert {c["name"] for c in doc["channels"]} >= {"team", "ding"}
-

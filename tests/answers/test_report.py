@@ -51,7 +51,9 @@ def test_report_writes_five_dated_csv_files_each_with_a_bom_and_a_header(run_cli
     assert result.exit_code == 0, result.output
     day = dt.datetime.now(dt.timezone(dt.timedelta(hours=8))).date().isoformat()
     written = sorted(p.name for p in out.iterdir())
-    assert written == sorted([*(f"{day}_{t}.csv" for t in TABLES), f"{day}_cheapest_trend.png"])
+    assert written == sorted(
+        [*(f"{day}_{t}.csv" for t in TABLES), f"{day}_cheapest_trend.png", f"{day}_report.html"]
+    )
     for table in TABLES:
         raw = table_file(out, table).read_bytes()
         assert raw.startswith(BOM), table
@@ -231,7 +233,11 @@ def test_default_folder_filters_and_json(run_cli, tmp_path, isolated_home):
     assert doc["out_dir"] == str(default)
     names = [Path(f["path"]).name for f in doc["files"]]
     scope = f"{doc['day']}_A100-40GB+A100-80GB_tencent"
-    assert names == [*(f"{scope}_{t}.csv" for t in TABLES), f"{scope}_cheapest_trend.png"]
+    assert names == [
+        *(f"{scope}_{t}.csv" for t in TABLES),
+        f"{scope}_report.html",
+        f"{scope}_cheapest_trend.png",
+    ]
     assert {f["table"]: f["rows"] for f in doc["files"]}["prices"] == 1
     assert all(Path(f["path"]).parent == default for f in doc["files"])
 

@@ -48,6 +48,12 @@ def test_report_email_delivers_one_message_with_the_csv_files_attached(run_cli, 
     assert sender == "planner@localhost" and rcpts == ["ml-team@example.com", "ops@example.com"]
     message = parse(raw)
     attachments = list(message.iter_attachments())
+    (page,) = out.glob("*_report.html")  # the web page rides beside the CSV files (reports.page)
+    (html_file,) = [a for a in attachments if a.get_content_type() == "text/html"]
+    assert html_file.get_filename() == page.name and html_file.get_payload(decode=True) == page.read_bytes()
+    shown = html_file.get_content()
+    assert 'id="cheapest"' in shown and "=HYPERLINK(&quot;x&quot;)" in shown and '("x")' not in shown
+    attachments.remove(html_file)
     assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.glob("*.csv"))
     assert len(attachments) == 5
     for part in attachments:

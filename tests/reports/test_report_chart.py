@@ -199,8 +199,8 @@ def test_the_email_shows_the_chart_inline_and_still_attaches_the_csv_files(run_c
     assert image.get_content_disposition() == "inline"
 
     attachments = list(message.iter_attachments())
-    assert [a.get_content_type() for a in attachments] == ["text/csv"] * 5
-    assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.glob("*.csv"))
+    assert [a.get_content_type() for a in attachments] == ["text/csv"] * 5 + ["text/html"]  # + the page
+    assert sorted(a.get_filename() for a in attachments) == sorted(p.name for p in out.glob("*.[ch]*"))
 
     text = message.get_body(("plain",)).get_content()
     assert "HTML version" in text and png.name in text
@@ -216,7 +216,7 @@ def test_the_chart_can_be_turned_off(run_cli, tmp_path, how):
     else:
         result, message, out = mailed(run_cli, tmp_path, "--format", "json", "--no-chart")
     doc = json.loads(result.stdout)
-    assert len(doc["files"]) == 5 and doc["chart_note"] is None
+    assert [f["table"] for f in doc["files"]][5:] == ["report"] and doc["chart_note"] is None  # no PNG
     assert not list(out.glob("*.png"))
     assert message.get_body(("related",)) is None and "cid:" not in message.get_body(("html",)).get_content()
     assert "chart" not in message.get_body(("plain",)).get_content()
@@ -278,9 +278,9 @@ def test_a_drawing_failure_costs_neither_the_files_nor_the_email(run_cli, tmp_pa
     assert warning.startswith("Warning:") and "RuntimeError: no canvas today" in warning
     assert "second line" not in warning and "CSV files are complete" in warning
     doc = json.loads(result.stdout)
-    assert len(doc["files"]) == 5 and "RuntimeError: no canvas today" in doc["chart_note"]
+    assert len(doc["files"]) == 6 and "RuntimeError: no canvas today" in doc["chart_note"]  # CSVs, page
     assert len(list(out.glob("*.csv"))) == 5 and not list(out.glob("*.png"))
-    assert len(list(message.iter_attachments())) == 5 and message.get_body(("related",)) is None
+    assert len(list(message.iter_attachments())) == 6 and message.get_body(("related",)) is None
     assert "RuntimeError: no canvas today" in message.get_body(("plain",)).get_content()
 
 
@@ -311,7 +311,8 @@ def test_a_full_disk_leaves_no_half_png(run_cli, tmp_path, monkeypatch):
     result = run_cli("report", "--out", str(out))
     assert result.exit_code == 0, result.output
     assert "not drawn: No space left on device" in result.stderr
-    assert sorted(p.suffix for p in out.iterdir()) == [".csv"] * 5  # no PNG, whole or half, no temp file
+    # no PNG, whole or half, no temp file; the CSV files and the page are written
+    assert sorted(p.suffix for p in out.iterdir()) == [".csv"] * 5 + [".html"]
 
 
 def test_the_nightly_job_draws_the_chart_and_a_failure_is_only_a_warning(run_cli, tmp_path, monkeypatch):

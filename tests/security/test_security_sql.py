@@ -236,7 +236,7 @@ def test_provider_names_cannot_write_outside_the_folders_or_run_as_formulas(run_
         re.fullmatch(r"\d{4}-(GET|POST)-[0-9a-f]{12}\.(body|json)", p.name)
         for p in (saved / "tencent").iterdir()
     )
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d_[a-z_]+\.(csv|png)", p.name) for p in reports.iterdir())
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d_[a-z_]+\.(csv|png|html)", p.name) for p in reports.iterdir())
     # the path-like names were stored as text; the formula-like ones refused, and said so
     cells = [
         c
