@@ -53,10 +53,12 @@ def summarise(
     chart: Chart | None = None,
     chart_cid: str | None = None,
     lang: str = ENGLISH,
+    page: Path | None = None,
 ) -> Summary:
     """``chart`` is what ``reports.chart.write_chart`` drew (its note, if any, joins the notes);
     ``chart_cid`` the Content-ID (from ``make_msgid``) under which the message carries its PNG; ``lang``
-    the language people read (``vocab.words``)."""
+    the language people read (``vocab.words``); ``page`` the report's web page attached beside the CSV
+    files (``reports.page``), named first: it is where a person looks."""
     prices = report.tables["prices"]
     # The first models of the cheapest table, in its order (the GPUs teams rent first, then the rest;
     # reports.data.cheapest_frame): the CSV lists every model, the e-mail the top ones.
@@ -80,7 +82,7 @@ def summarise(
     )
     newest = report.as_of.isoformat() if report.as_of else say("mail.none", lang)
     facts = say("mail.facts", lang, prices=len(prices), providers=provider_count, newest=newest)
-    notes = []
+    notes = [say("mail.page", lang, file=page.name)] if page is not None else []
     if len(prices) and bool(prices["from_snapshot"].all()):
         notes.append(say("mail.all_snapshot", lang))
     if len(prices) == 0:
@@ -140,6 +142,8 @@ def summarise(
         for r in problems.itertuples()
     ]
     file_rows = [(p.name, _describe_file(report, p, lang)) for p in files]
+    if page is not None:
+        file_rows.insert(0, (page.name, say("mail.page_file", lang)))
 
     total = len(report.tables["cheapest"])
     cheap_title = say("mail.cheapest_title", lang) + (
@@ -233,7 +237,7 @@ def _text(heading, facts, notes, block, sections, file_rows, lang=ENGLISH) -> st
         lines += ["", say("mail.section_heading", lang, title=title)]
         lines += _aligned(rows) or [f"  {empty}"]
     if file_rows:
-        lines += ["", say("mail.files_text", lang)]
+        lines += ["", say("mail.files_text", lang)]  # the page first, then the CSV files
         lines += [f"  {name}  ({what})" for name, what in file_rows]
     return "\n".join(lines) + "\n"
 

@@ -176,10 +176,16 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "mail.block_heading": ("{title} ({where}):", "{title}（{where}）："),
     "mail.section_heading": ("{title}:", "{title}："),
     "mail.files_text": (
-        "Attached CSV files (UTF-8, open in Excel):",
-        "附件 CSV 文件（UTF-8，可用 Excel 或 WPS 打开）：",
+        "Attached files (the CSV files are UTF-8 and open in Excel or WPS):",
+        "附件（CSV 文件为 UTF-8 编码，可用 Excel 或 WPS 打开）：",
     ),
-    "mail.files_html": ("Attached CSV files", "附件 CSV 文件"),
+    "mail.files_html": ("Attached files", "附件"),
+    "mail.page": (
+        "The whole report, with price trends, stock and each provider's health, is the attached web page "
+        "{file}: open it in any browser (it fetches nothing).",
+        "完整报告（含价格走势图、库存和各云厂商刷新状态）见附件网页 {file}：用任意浏览器打开即可（不联网）。",
+    ),
+    "mail.page_file": ("the report as one web page: open it in a browser", "报告网页：用浏览器打开"),
     "table.prices": (
         "the latest price of every GPU instance and billing mode, with CNY per GPU-hour",
         "每个 GPU 实例和计费方式的最新价格，含每卡时价格（元）",

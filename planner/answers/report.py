@@ -261,7 +261,9 @@ def produce_report(
         ) from None
     png = drawn.path
     cid = new_id(settings.sender) if png else None
-    summary = summarise(report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None, lang=lang)
+    summary = summarise(
+        report, files, chart=drawn, chart_cid=cid[1:-1] if cid else None, lang=lang, page=page
+    )
     message = compose(
         summary.subject,
         summary.text,

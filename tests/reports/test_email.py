@@ -265,7 +265,12 @@ def test_with_language_zh_the_report_email_is_in_chinese(run_cli, tmp_path, fill
     text = message.get_body(("plain",)).get_content()
     html = message.get_body(("html",)).get_content()
     assert "每卡时最低价" in text and "阿里云" in text and "元/卡时（按量付费，按小时）" in text
-    assert "附件 CSV 文件" in text and '<html lang="zh-CN">' in html and "阿里云" in html
+    assert (
+        "附件（CSV 文件为 UTF-8 编码" in text
+        and "完整报告" in text
+        and '<html lang="zh-CN">' in html
+        and "阿里云" in html
+    )
     headers = {}
     for part in message.iter_attachments():
         if part.get_content_type() == "text/csv":
