@@ -145,3 +145,31 @@ def test_the_iso_spelling_with_t_and_z_is_text_to_the_same_spreadsheet(tmp_path)
     (row,) = sheet(as_xlsx(path, tmp_path))
     assert not row["old"].is_date and row["old"].value == "2026-11-01T06:30:15Z"
     assert row["new"].is_date and row["new"].value == moment
+
+
+def test_cheapest_frame_follows_the_ranking_it_is_given_and_puts_unranked_models_last():
+    """``reports`` knows no GPU: the order and the groups come in ``CheapestChoice.ranking``."""
+    import pandas as pd
+
+    from reports.data import PRICE_COLUMNS, CheapestChoice, cheapest_frame
+
+    def offer(model: str, per_hour: float) -> dict[str, object]:
+        return {c: None for c in PRICE_COLUMNS} | {
+            "gpu_model": model, "cny_per_gpu_hour": per_hour, "provider": "autodl", "region": "west-A",
+            "instance_type": model, "gpus_per_instance": 1.0, "billing": "on_demand", "price": per_hour,
+            "currency": "CNY", "unit": "hour", "observed_at_utc": pd.Timestamp("2026-11-01"),
+            "from_snapshot": False,
+        }  # fmt: skip
+
+    latest = pd.DataFrame([offer("old", 0.5), offer("big", 9.0), offer("big2", 8.0), offer("new", 3.0)])
+    keys = {m: ("autodl", "west-A", m, "on_demand") for m in ("old", "big", "big2", "new")}
+    ranking = {"big": (1, "datacenter"), "big2": (1, "datacenter"), "old": (5, "other")}
+    frame = cheapest_frame(latest, CheapestChoice(offers=keys, ranking=ranking))
+    assert list(zip(frame["gpu_model"], frame["gpu_group"].fillna(""), strict=True)) == [
+        ("big2", "datacenter"),  # one rank: cheapest first
+        ("big", "datacenter"),
+        ("old", "other"),
+        ("new", ""),  # not ranked: last, no group (an empty cell)
+    ]
+    unranked = cheapest_frame(latest, CheapestChoice(offers=keys))
+    assert list(unranked["gpu_model"]) == ["big", "big2", "new", "old"] and unranked["gpu_group"].isna().all()
