@@ -249,24 +249,26 @@ def sheet_time(value: dt.datetime) -> str:
 
 
 MONEY_PLACES = 2  # an amount of money: 12948.00
-SMALL_HOURLY_PLACES = (
-    4  # a price per hour under 1 (CNY 0.3500 a GPU-hour): 2 places would blur 0.35 and 0.354
-)
+# A price per hour under 1 (CNY 0.3500 a GPU-hour), or per another unit of use (0.0731 per million tokens):
+# 2 places would make 0.35 and 0.354 one price, and 0.0731 a rounded 0.07.
+SMALL_RATE_PLACES = 4
 PERCENT_PLACES = 2  # a change in percent: -12.50
 # The words of a column name (split at "_") that make it money when they come before any "per": "price",
-# "unit_price", "purchase_price_cny", "total_cny", "cny_per_gpu_hour", "cny_per_million_tokens_job". Not
-# "tflops_per_cny_hour" (compute per CNY, not CNY), nor counts such as "prices_stored" ("prices" is no word here).
+# "unit_price", "purchase_price_cny", "total_cny", "cny_per_gpu_hour", "cny_per_million_tokens_job".
+# Not "tflops_per_cny_hour" (compute per CNY, not CNY), nor a count such as "prices_stored" ("prices" is
+# no word of theirs).
 _MONEY_WORDS = frozenset({"price", "cny", "usd"})
 _PERCENT_WORDS = frozenset({"pct", "percent"})
 
 
 def sheet_places(column: str, value: float, unit: str | None = None) -> int | None:
     """The decimal places of a number in a CSV for people, by the name of its column: money 2 places,
-    a price per hour under 1 (CNY) 4, a percentage 2; None for any other number (a count, GPUs, GB,
-    seconds, TFLOPS per CNY), which is written as it is.
+    a price per hour (or per another unit of use) under 1 (CNY) 4, a percentage 2; None for any other
+    number (a count, GPUs, GB, seconds, TFLOPS per CNY), which is written as it is.
 
-    A price per hour is a column per GPU-hour (``cny_per_gpu_hour``, ``rent_cny_per_gpu_hour``, ...) or
-    a price column (``price``, ``unit_price``, ``old_price``, ...) whose row's ``unit`` is ``hour``.
+    A price per unit of use is a money column per something (``cny_per_gpu_hour``,
+    ``rent_cny_per_gpu_hour``, ``cny_per_million_tokens_job``) or a price column (``price``,
+    ``unit_price``, ``old_price``, ...) whose row's ``unit`` is ``hour``.
     The one rule: the report's files (``reports.csvfile``) and ``--format csv`` (``planner.output``)."""
     words = column.split("_")
     if _PERCENT_WORDS.intersection(words):
@@ -274,9 +276,8 @@ def sheet_places(column: str, value: float, unit: str | None = None) -> int | No
     numerator = words[: words.index("per")] if "per" in words else words
     if not _MONEY_WORDS.intersection(numerator):
         return None
-    per_hour = "per" in words and "hour" in words[words.index("per") :]
-    hourly = per_hour or ("price" in numerator and unit == "hour")
-    return SMALL_HOURLY_PLACES if hourly and abs(value) < 1 else MONEY_PLACES
+    rate = "per" in words or ("price" in numerator and unit == "hour")
+    return SMALL_RATE_PLACES if rate and abs(value) < 1 else MONEY_PLACES
 
 
 def sheet_number(column: str, value: float, unit: str | None = None) -> str | None:

@@ -29,7 +29,8 @@ def test_a_sheet_time_is_the_iso_moment_in_utc_without_t_or_zone():
         ("unit_price", 12948, "month", "12948.00"),
         ("total_cny", 600, None, "600.00"),
         ("purchase_price_usd", 1599, None, "1599.00"),
-        ("cny_per_million_tokens_job", 0.0731, None, "0.07"),  # money, not per hour
+        ("cny_per_million_tokens_job", 0.0731, None, "0.0731"),  # per a unit of use too
+        ("cny_per_million_tokens_job", 12.345, None, "12.35"),
         ("change_pct", -12.5, None, "-12.50"),
         ("change_percent", -0.001, None, "0.00"),  # no "-0.00"
     ],
