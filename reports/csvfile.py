@@ -8,7 +8,7 @@ written as numbers and left alone: -12.5 in a percentage column stays the number
 
 Spreadsheets read the cells as values: a time as ``2026-11-30 02:00:00`` (``vocab.sheet_time``: UTC,
 which the column's ``_utc`` name says), a date as ``2026-11-30``, money to 2 places and a price per hour
-under 1 to 4 (``vocab.sheet_places``, by the column's name).
+(or per million tokens) under 1 to 4 (``vocab.sheet_places``, by the column's name).
 """
 
 from __future__ import annotations

@@ -239,7 +239,8 @@ def iso_time(value: dt.datetime) -> str:
 
 def sheet_time(value: dt.datetime) -> str:
     """A moment as Excel, WPS and LibreOffice read a date and time from a CSV: ``2026-11-30 02:00:00``,
-    in UTC (an aware time is converted; a naive one is UTC already, as the database stores it).
+    to the second, in UTC (an aware time is converted; a naive one is UTC already, as the database
+    stores it).
 
     No ``T`` and no zone: a spreadsheet reads ``2026-11-30T02:00:00Z`` as text. So the zone is said by
     the column instead (the report's ``*_utc`` columns; docs/commands.md: "CSV times are UTC")."""
