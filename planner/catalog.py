@@ -5,7 +5,8 @@ sources), loaded on first use. ``canonical_name`` turns any spelling ("NVIDIA A1
 "RTX 4090D", "Tesla T4") into a canonical name such as ``A100-80GB``; ``resolve_query`` says which models a
 user's ``--gpu`` means. Unknown names raise ``UnknownNameError`` with near matches; a family with several
 memory sizes and no memory figure raises ``UsageError``. ``interconnect_label`` names how a model's GPUs talk
-("NVLink 600 GB/s", "NVLink (cut) 400 GB/s", "PCIe only", "unknown").
+("NVLink 600 GB/s", "NVLink (cut) 400 GB/s", "PCIe only", "unknown"). ``rental_rank`` orders models the
+way a report lists them: the GPUs teams rent first (``gpu_group`` and ``family_rank``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from planner.wording import Phrase
 
 ESTIMATE_MIDPOINT = "estimate midpoint"  # a purchase figure that is the middle of an estimate band
 PURCHASE_PRICE_STALE_DAYS = 365  # an older catalog purchase price is warned about: GPU prices move
+
+# What a team rents a card for, in the order a report lists the groups (gpus.csv's gpu_group): data-centre
+# cards of the Ampere generation and later, then current GeForce (RTX 40 and 50 series), then the rest
+# (workstation cards, older GeForce, pre-Ampere data-centre cards). A judgement of the market, not a spec:
+# so a column, decided for each row added, rather than guessed from a name or a figure (an RTX PRO 6000
+# and an RTX 5090 are both Blackwell RTX cards; a V100 is a data-centre card nobody plans around now).
+GPU_GROUPS: tuple[str, ...] = ("datacenter", "geforce_current", "other")
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,10 @@ class GpuModel:
     spec_source: str | None
     china_note: str | None
     aliases: tuple[str, ...]
+    gpu_group: str  # one of GPU_GROUPS
+    # The family's place in a report's ranking, across groups (1 first: H20, then H800, ...): newest and
+    # most rented first within a group; every size of a family has its family's rank.
+    family_rank: int
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,8 @@ def _model_from_row(row: dict[str, str]) -> GpuModel:
         spec_source=row["spec_source"] or None,
         china_note=row["china_note"] or None,
         aliases=tuple(a for a in row["aliases"].split("|") if a),
+        gpu_group=row["gpu_group"],
+        family_rank=int(row["family_rank"]),
     )
 
 
@@ -135,6 +149,7 @@ def _catalog() -> _Catalog:
     by_family: dict[str, list[GpuModel]] = {}
     for model in models:
         by_family.setdefault(model.family, []).append(model)
+    _check_ranking(by_family)
     family_keys: dict[str, str] = {}
 
     def add_key(key: str, family: str) -> None:
@@ -154,6 +169,35 @@ def _catalog() -> _Catalog:
         by_family={f: tuple(ms) for f, ms in by_family.items()},
         family_keys=family_keys,
     )
+
+
+def _check_ranking(by_family: dict[str, list[GpuModel]]) -> None:
+    """Every family has one group of GPU_GROUPS and one rank of its own, and the ranks run group by group
+    (a rank says where a family stands in the whole report, so it may not contradict its group)."""
+    ranked: list[tuple[int, int, str]] = []
+    for family, models in by_family.items():
+        if len({(m.gpu_group, m.family_rank) for m in models}) != 1:
+            raise ValueError(f"gpus.csv: the sizes of {family} disagree on gpu_group or family_rank")
+        if models[0].gpu_group not in GPU_GROUPS:
+            raise ValueError(
+                f"gpus.csv: {family}'s gpu_group {models[0].gpu_group!r} is not one of {GPU_GROUPS}"
+            )
+        ranked.append((models[0].family_rank, GPU_GROUPS.index(models[0].gpu_group), family))
+    ranks = [rank for rank, _, _ in ranked]
+    if len(set(ranks)) != len(ranks):
+        raise ValueError("gpus.csv: two families share a family_rank")
+    groups = [group for _, group, _ in sorted(ranked)]
+    if groups != sorted(groups):
+        raise ValueError("gpus.csv: family_rank does not run group by group (gpu_group order: GPU_GROUPS)")
+
+
+def rental_rank(name: str) -> tuple[int, str]:
+    """Where the model ``name`` stands in a report's ranking, as (its family's rank, its gpu_group): the
+    GPUs teams rent first. A name the catalog does not know comes after every known one, in "other"."""
+    model = _catalog().by_name.get(name)
+    if model is None:
+        return (len(_catalog().by_family) + 1, GPU_GROUPS[-1])
+    return (model.family_rank, model.gpu_group)
 
 
 def all_models() -> list[GpuModel]:

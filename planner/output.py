@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -14,15 +15,16 @@ from typing import Any
 
 from planner.text import printable
 from reports.cells import neutralise  # the one formula rule, shared with the reports' files
-from vocab import iso_time
+from vocab import iso_time, sheet_number, sheet_time
 
 FORMATS = ("table", "json", "csv")
 
 
 def to_jsonable(value: Any) -> Any:
-    """The one way every JSON and CSV output writes a value, recursively: a whole number as an integer
+    """The one way every JSON output writes a value, recursively (CSV for people starts from it and
+    then spells times and money for a spreadsheet, :func:`csv_text`): a whole number as an integer
     (a count is 8, not 8.0), other Decimals and floats as numbers, a timestamp as ISO 8601 in UTC with
-    ``Z`` (:func:`iso_time`), a date as YYYY-MM-DD, booleans as JSON's true/false (CSV: ``true``/``false``);
+    ``Z`` (:func:`iso_time`), a date as YYYY-MM-DD, booleans as JSON's true/false;
     text loses control and invisible characters; a number that is not finite becomes None (JSON has no
     Infinity or NaN)."""
     if isinstance(value, bool):
@@ -54,21 +56,36 @@ def dumps_json(value: Any) -> str:
 
 
 def csv_text(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    """``rows`` as CSV text with a header row; text cells printable and neutralised against formulas."""
+    """``rows`` as CSV text with a header row, for people's spreadsheets: text cells printable and
+    neutralised against formulas, times as ``2026-11-30 02:00:00`` in UTC (:func:`vocab.sheet_time`),
+    money to its places (:func:`vocab.sheet_number`: a price column per hour where the row's ``unit``
+    is ``hour``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        writer.writerow([_cell_csv(row.get(c)) for c in columns])
+        unit = row.get("unit")
+        writer.writerow([_cell_csv(c, row.get(c), unit if isinstance(unit, str) else None) for c in columns])
     return buf.getvalue()
 
 
-def _cell_csv(value: Any) -> Any:
+# A UTC time as iso_time spells it: records spell their times for JSON in their to_dict
+# (``Offer.to_dict``, ``Stock.to_dict``), and a spreadsheet reads that spelling as text.
+_ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z")
+
+
+def _cell_csv(column: str, value: Any, unit: str | None = None) -> Any:
+    if isinstance(value, dt.datetime):
+        return sheet_time(value)
+    if isinstance(value, str) and _ISO_UTC.fullmatch(value):
+        return sheet_time(dt.datetime.fromisoformat(value))
     value = to_jsonable(value)
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int | float):
+        return sheet_number(column, value, unit) or value
     if isinstance(value, dict | list):
         return neutralise(json.dumps(value, ensure_ascii=False, allow_nan=False))
     return neutralise(value)

@@ -1,4 +1,4 @@
-"""Formula injection: the rule every CSV the planner writes follows (times are spelt by ``vocab.iso_time``).
+"""Formula injection: the rule every CSV the planner writes follows (its times and money: ``vocab``).
 
 Here, in ``reports`` and free of pandas, because the reports' files (``reports.csvfile``) and the
 planner's ``--format csv`` and ``export`` (``planner.output``) both need it, and ``reports`` never

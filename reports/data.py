@@ -101,6 +101,10 @@ class CheapestChoice:
     # per GPU model, its on-demand headline (``planner.pricing.headline``): the list price per GPU-hour of
     # its cheapest on-demand offer that can be rented now, within the scope, as ``gpus --value`` ranks by
     on_demand: Mapping[str, float] | None = None
+    # per GPU model, its place in the report's ranking as (rank, gpu group): ``planner.catalog.rental_rank``,
+    # the GPUs teams rent first. The cheapest table runs in this order (cheapest first within a rank) and
+    # names the group in its ``gpu_group`` column; None: by GPU model name, no group.
+    ranking: Mapping[str, tuple[int, str]] | None = None
 
 
 def _number(value: Decimal | float | int | None) -> float | None:
@@ -145,7 +149,11 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
     """One row per GPU model: its cheapest option per GPU-hour (spot only where nothing else is sold),
     or, with ``choice``, the offer it names per model (the planner's pricing core decides which can be
     rented now, within its region scope); counts and the cheapest spot price are of that scope too,
-    which the ``scope`` column names."""
+    which the ``scope`` column names.
+
+    The rows run in ``choice.ranking``'s order, the GPUs teams rent first (by rank, then cheapest per
+    GPU-hour first, then by name), each naming its ``gpu_group``; without one, by GPU model name. Readers
+    (the e-mail, the digest) keep this order: it is the report's ranking."""
     columns = [
         "gpu_model",
         "cny_per_gpu_hour",
@@ -165,6 +173,7 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
         "scope",
         "cny_per_gpu_hour_basis",
         "on_demand_cny_per_gpu_hour",
+        "gpu_group",
     ]
     latest = in_scope(latest, choice)
     if latest.empty:
@@ -191,7 +200,20 @@ def cheapest_frame(latest: pd.DataFrame, choice: CheapestChoice | None = None) -
         on_demand = latest[latest["billing"] == BillingMode.ON_DEMAND.value]
         best["on_demand_cny_per_gpu_hour"] = on_demand.groupby("gpu_model")["cny_per_gpu_hour"].min()
     best = _typed(best, floats=("on_demand_cny_per_gpu_hour",))
-    return best.reset_index()[columns]
+    return _ranked(best.reset_index(), choice.ranking if choice is not None else None)[columns]
+
+
+def _ranked(best: pd.DataFrame, ranking: Mapping[str, tuple[int, str]] | None) -> pd.DataFrame:
+    """The cheapest table in the ranking's order with its ``gpu_group``; a model the ranking does not
+    name comes last, with no group."""
+    if ranking is None:
+        return best.assign(gpu_group=pd.Series(None, index=best.index, dtype=object))
+    rank = best["gpu_model"].map(lambda m: ranking[m][0] if m in ranking else float("inf"))
+    group = best["gpu_model"].map(lambda m: ranking[m][1] if m in ranking else None)
+    ordered = best.assign(gpu_group=group, _rank=rank).sort_values(
+        ["_rank", "cny_per_gpu_hour", "gpu_model"], kind="stable"
+    )
+    return ordered.drop(columns="_rank").reset_index(drop=True)
 
 
 def trend_frame(

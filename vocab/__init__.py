@@ -1,5 +1,7 @@
 """The planner's vocabulary: billing modes, price units, run, stock and check statuses, the providers, the
-columns of a price row, and how a moment is written in a file (:func:`iso_time`).
+columns of a price row, how a moment is written in a file (:func:`iso_time` for programs,
+:func:`sheet_time` for the CSVs people open) and how many places a number of money gets there
+(:func:`sheet_places`).
 
 This is the one leaf every package may import (``planner``, ``scrapers``, ``db``, ``reports``): it imports
 nothing of ours, so no package cycle can run through it. The words live here once; the rules that use
@@ -247,3 +249,60 @@ def iso_time(value: dt.datetime) -> str:
     if value.utcoffset() == dt.timedelta(0):
         return value.replace(tzinfo=None).isoformat() + "Z"
     return value.isoformat()
+
+
+# --- The CSVs people open in Excel or WPS (the report's files, every command's --format csv) ---------
+
+
+def sheet_time(value: dt.datetime) -> str:
+    """A moment as Excel, WPS and LibreOffice read a date and time from a CSV: ``2026-11-30 02:00:00``,
+    to the second, in UTC (an aware time is converted; a naive one is UTC already, as the database
+    stores it).
+
+    No ``T`` and no zone: a spreadsheet reads ``2026-11-30T02:00:00Z`` as text. So the zone is said by
+    the column instead (the report's ``*_utc`` columns; docs/commands.md: "CSV times are UTC")."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%d %H:%M:%S")
+
+
+MONEY_PLACES = 2  # an amount of money: 12948.00
+# A price per hour under 1 (CNY 0.3500 a GPU-hour), or per another unit of use (0.0731 per million tokens):
+# 2 places would make 0.35 and 0.354 one price, and 0.0731 a rounded 0.07.
+SMALL_RATE_PLACES = 4
+PERCENT_PLACES = 2  # a change in percent: -12.50
+# The words of a column name (split at "_") that make it money when they come before any "per": "price",
+# "unit_price", "purchase_price_cny", "total_cny", "cny_per_gpu_hour", "cny_per_million_tokens_job".
+# Not "tflops_per_cny_hour" (compute per CNY, not CNY), nor a count such as "prices_stored" ("prices" is
+# no word of theirs).
+_MONEY_WORDS = frozenset({"price", "cny", "usd"})
+_PERCENT_WORDS = frozenset({"pct", "percent"})
+
+
+def sheet_places(column: str, value: float, unit: str | None = None) -> int | None:
+    """The decimal places of a number in a CSV for people, by the name of its column: money 2 places,
+    a price per hour (or per another unit of use) under 1 (CNY) 4, a percentage 2; None for any other
+    number (a count, GPUs, GB, seconds, TFLOPS per CNY), which is written as it is.
+
+    A price per unit of use is a money column per something (``cny_per_gpu_hour``,
+    ``rent_cny_per_gpu_hour``, ``cny_per_million_tokens_job``) or a price column (``price``,
+    ``unit_price``, ``old_price``, ...) whose row's ``unit`` is ``hour``.
+    The one rule: the report's files (``reports.csvfile``) and ``--format csv`` (``planner.output``)."""
+    words = column.split("_")
+    if _PERCENT_WORDS.intersection(words):
+        return PERCENT_PLACES
+    numerator = words[: words.index("per")] if "per" in words else words
+    if not _MONEY_WORDS.intersection(numerator):
+        return None
+    rate = "per" in words or ("price" in numerator and unit == "hour")
+    return SMALL_RATE_PLACES if rate and abs(value) < 1 else MONEY_PLACES
+
+
+def sheet_number(column: str, value: float, unit: str | None = None) -> str | None:
+    """``value`` to :func:`sheet_places` places as text (``"17.74"``, ``"0.3500"``); None where the
+    column keeps its number as it is."""
+    places = sheet_places(column, value, unit)
+    if places is None:
+        return None
+    text = f"{value:.{places}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text  # -0.00 is 0.00

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.billing import ON_DEMAND
+from planner.catalog import rental_rank
 from planner.config import Config, data_dir, language, zone
 from planner.errors import PlannerError, UsageError, write_error
 from planner.folders import ensure_folder
@@ -140,7 +141,8 @@ def cheapest_for(
     """The report's cheapest offer per GPU model, chosen by the pricing core (what can be rented now)
     within the region ``scope`` (``planner.pricing.query``), as a ``reports.data.CheapestChoice`` with a
     line saying the scope and one per model with a cheaper option outside it (quote's line), in
-    ``lang``."""
+    ``lang``, and the catalog's ranking of the models (``catalog.rental_rank``: the GPUs teams rent
+    first), which the cheapest table follows."""
     scope = check_scope(scope, "[quote] scope")
 
     def cheapest(conn: Connection) -> CheapestChoice:
@@ -158,6 +160,7 @@ def cheapest_for(
             in_scope=lambda provider, region: within(scope, provider, region),
             notes=tuple(notes),
             on_demand={m: float(list_price(o).cny_per_gpu_hour) for m, o in hourly.items()},
+            ranking={m: rental_rank(m) for m in found},
         )
 
     return cheapest

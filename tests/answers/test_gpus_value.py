@@ -332,8 +332,8 @@ def test_csv_columns(run_cli, tmp_path):
     lines = run_cli("gpus", "--value", "--sort", "memory", "--format", "csv").stdout.splitlines()
     assert lines[0].startswith("rank,gpu_model,china_variant,dense_tflops,memory_gb,cny_per_gpu_hour,")
     assert lines[1].startswith(
-        '1,RTX4090-24GB,false,165.2,24,2,"on_demand, per hour",82.6,12,autodl,'
-    )  # 24 GB: a whole number
+        '1,RTX4090-24GB,false,165.2,24,2.00,"on_demand, per hour",82.6,12,autodl,'
+    )  # 24 GB: a whole number; money to 2 places, compute per CNY as it is
     assert len(lines) == 1 + 5  # the ranked models only
     buy = run_cli("gpus", "--buy", "--format", "csv").stdout.splitlines()
     assert buy[0].endswith(

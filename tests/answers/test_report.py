@@ -61,8 +61,8 @@ def test_report_writes_five_dated_csv_files_each_with_a_bom_and_a_header(run_cli
         assert header.split(",")[0] in ("gpu_model", "since", "provider"), header
     prices = read_rows(table_file(out, "prices"))
     assert [(r["provider"], r["billing"], r["cny_per_gpu_hour"]) for r in prices] == [
-        ("autodl", "on_demand", "6.5"),
-        ("tencent", "monthly", "17.736986"),
+        ("autodl", "on_demand", "6.50"),
+        ("tencent", "monthly", "17.74"),  # money to 2 places in a file people open
         ("tencent", "on_demand", "28.64"),
     ]
     assert prices[0]["region"] == "西北B区" and prices[0]["instance_type"] == "A100 专业版"
@@ -124,12 +124,12 @@ def test_price_changes_since_the_previous_day_and_week_are_numbers_even_when_neg
         for r in read_rows(path)
     ]
     assert rows == [
-        ("day", "ap-beijing", "2026-11-19", "30", "27", "-10"),
-        ("week", "ap-beijing", "2026-11-13", "30", "27", "-10"),
-        ("week", "ap-shanghai", "2026-11-12", "20", "22", "10"),
+        ("day", "ap-beijing", "2026-11-19", "30.00", "27.00", "-10.00"),
+        ("week", "ap-beijing", "2026-11-13", "30.00", "27.00", "-10.00"),
+        ("week", "ap-shanghai", "2026-11-12", "20.00", "22.00", "10.00"),
     ]
     raw = path.read_text(encoding="utf-8-sig")
-    assert ",-10," in raw and "'-10" not in raw  # a negative number stays a number
+    assert ",-10.00," in raw and "'-10" not in raw  # a negative number stays a number
     frame = pd.read_csv(path, encoding="utf-8-sig")
     assert frame["change_pct"].dtype.kind == "f" or frame["change_pct"].dtype.kind == "i"
 
@@ -290,7 +290,7 @@ def test_number_columns_are_left_alone_and_written_as_numbers(tmp_path):
     )
     assert neutralised(frame)["name"].tolist() == ["'-x", "ok"]
     path = write_csv(frame, tmp_path / "f.csv")
-    assert path.read_bytes() == BOM + b"name,pct,n\n'-x,-12.5,\nok,3,-2\n"
+    assert path.read_bytes() == BOM + b"name,pct,n\n'-x,-12.50,\nok,3.00,-2\n"  # a percentage: 2 places
     assert not list(tmp_path.glob(".*tmp"))
 
 

@@ -48,7 +48,7 @@ def test_quote_csv_and_table(run_cli, tmp_path):
             io.StringIO(run_cli("quote", "--gpu", "A100", "--hours", "500", "--format", "csv").stdout)
         )
     )
-    assert len(rows) == 1 and rows[0]["billing"] == "monthly" and rows[0]["total_cny"] == "12948"
+    assert len(rows) == 1 and rows[0]["billing"] == "monthly" and rows[0]["total_cny"] == "12948.00"
     table = run_cli("quote", "--gpu", "A100", "--hours", "500").stdout
     assert "Recommendation: tencent GT4.4XLARGE96" in table
     assert "monthly subscription" in table and "above 452.1 hours per month" in table  # the break-even

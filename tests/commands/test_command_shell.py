@@ -401,7 +401,10 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_with_exit_0(tmp_path
     assert b"Traceback" not in stderr and b"Error" not in stderr
 
 
-def test_json_and_csv_write_booleans_timestamps_and_counts_the_same_way():
+def test_json_and_csv_write_booleans_and_counts_the_same_way_and_one_moment_in_two_spellings():
+    """JSON spells a time ISO 8601 with Z; CSV, which people open in a spreadsheet, as the same UTC moment
+    without T or zone (a spreadsheet reads "...T...Z" as text), an aware one converted to UTC; money to
+    2 places in CSV, full precision in JSON."""
     import datetime as dt
     from decimal import Decimal
 
@@ -426,7 +429,11 @@ def test_json_and_csv_write_booleans_timestamps_and_counts_the_same_way():
         "cny_per_gpu_hour": 17.736986,
     }
     assert csv_text([row], list(row)).splitlines()[1] == (
-        "false,2026-11-30T02:00:00Z,2026-12-02T02:00:00+08:00,2026-11-30,8,12948,17.736986"
+        "false,2026-11-30 02:00:00,2026-12-01 18:00:00,2026-11-30,8,12948.00,17.74"
+    )
+    # A record that spelt its time for JSON already (Offer.to_dict) reaches the CSV spelt for a sheet.
+    assert csv_text([{"observed_at": "2026-11-30T02:00:00Z"}], ["observed_at"]).splitlines()[1] == (
+        "2026-11-30 02:00:00"
     )
 
 
@@ -437,4 +444,4 @@ def test_the_report_csv_files_write_booleans_and_timestamps_as_the_commands_do(t
 
     frame = pd.DataFrame({"from_snapshot": [True], "observed_at_utc": [pd.Timestamp("2026-11-30 02:00")]})
     text = write_csv(frame, tmp_path / "x.csv").read_text(encoding="utf-8-sig")
-    assert text.splitlines()[1] == "true,2026-11-30T02:00:00Z"
+    assert text.splitlines()[1] == "true,2026-11-30 02:00:00"

@@ -224,7 +224,7 @@ def test_plan_table_and_csv(run_cli, tmp_path):
     assert line_of(table, "No prices:").split(": ", 1)[1].startswith("A100-40GB, A800-80GB, H100-80GB")
     rows = list(csv.DictReader(io.StringIO(ok(run_cli(*LORA_1B, "--format", "csv")))))
     assert [r["gpu_model"] for r in rows] == ["T4-16GB", "A100-80GB", "RTX4090-24GB", "H800-80GB"]
-    assert rows[0]["total_cny"] == "600" and rows[3]["fastest"] == "true"
+    assert rows[0]["total_cny"] == "600.00" and rows[3]["fastest"] == "true"
 
 
 def plan_cells(table: str, gpu: str) -> list[str]:

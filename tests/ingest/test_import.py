@@ -232,6 +232,24 @@ def test_export_round_trips_through_import(run_cli, tmp_path, db_url):
     assert '"stored": 0' in again.output
 
 
+def test_export_keeps_iso_times_and_every_digit_while_csv_for_people_rounds(run_cli, tmp_path):
+    """The export is for import, not for a spreadsheet: ISO 8601 with Z and the price as stored, where
+    ``prices --format csv`` writes the sheet spelling and 2 places; import reads either time spelling."""
+    row = price_row(price="28.6449", observed_at="2026-11-01T06:30:15Z")
+    assert run_cli("import", str(write_csv(tmp_path / "in.csv", [row]))).exit_code == 0
+    out = tmp_path / "out.csv"
+    assert run_cli("export", "--out", str(out)).exit_code == 0
+    exported = out.read_text(encoding="utf-8").splitlines()[1]
+    assert ",28.6449,CNY,2026-11-01T06:30:15Z," in exported
+    shown = run_cli("prices", "--format", "csv").stdout.splitlines()[1]
+    assert ",28.64,CNY,hour,28.64,2026-11-01 06:30:15," in shown
+    sheet = price_row(
+        price="28.6449", observed_at="2026-11-01 06:30:15"
+    )  # the same moment, as a sheet has it
+    again = run_cli("import", str(write_csv(tmp_path / "sheet.csv", [sheet])), "--format", "json")
+    assert again.exit_code == 0 and '"stored": 0' in again.output, again.output
+
+
 def test_the_price_row_is_declared_once():
     """vocab.PRICE_COLUMNS starts every price file and record: the import format, what export and the
     snapshot write, the benchmark's history, and ``prices``' JSON record and CSV row."""

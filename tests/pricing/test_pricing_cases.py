@@ -6,12 +6,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from decimal import Decimal
 
 import pytest
 
 from tests.helpers.cli import line_of
 from tests.helpers.replay import RAW
+
+SHEET_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"
+)  # vocab.sheet_time: UTC, as a spreadsheet reads it
 
 
 @pytest.fixture
@@ -222,19 +227,22 @@ def test_cheapest_by_model_reads_past_a_run_of_sold_out_offers(engine):
 
 def test_quote_and_plan_csv_carry_stock_and_utc_times_like_their_json(refreshed):
     """A program reading CSV sees what JSON says: the stock verdict (a sold-out H800 is not an ordinary
-    row) and timestamps in UTC with Z (review finding: plan's CSV had no stock column)."""
+    row) and the same UTC timestamps, spelt for a spreadsheet (``2026-11-30 02:00:00``) where JSON has
+    ISO 8601 with Z (review finding: plan's CSV had no stock column)."""
     plan = list(csv.DictReader(io.StringIO(
         refreshed("plan", "--params", "7B", "--tokens", "2B", "--task", "lora", "--format", "csv").stdout
     )))  # fmt: skip
     h800 = next(row for row in plan if row["gpu_model"] == "H800-80GB")
     assert (h800["stock_state"], h800["unavailable"]) == ("sold_out", "true")
-    assert all(row["observed_at"].endswith("Z") for row in plan)
+    assert all(SHEET_TIME.fullmatch(row["observed_at"]) for row in plan)
     quote = list(csv.DictReader(io.StringIO(
         refreshed("quote", "--gpu", "H800", "--hours", "10", "--format", "csv").stdout
     )))  # fmt: skip
-    assert quote[0]["stock_orderable_gpus"] != "" and quote[0]["observed_at"].endswith("Z")
+    assert quote[0]["stock_orderable_gpus"] != "" and SHEET_TIME.fullmatch(quote[0]["observed_at"])
     doc = json.loads(refreshed("quote", "--gpu", "H800", "--hours", "10", "--format", "json").stdout)
     assert doc["as_of"].endswith("Z") and doc["options"][0]["observed_at"].endswith("Z")
+    as_json = doc["options"][0]["observed_at"]
+    assert quote[0]["observed_at"] == as_json.replace("T", " ").removesuffix("Z")  # one moment, two spellings
 
 
 def test_eight_4090s_are_never_recommended_where_no_machine_has_eight_idle(refreshed):
