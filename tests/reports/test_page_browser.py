@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.report_month import OFFERS, fill
+from tests.helpers.tools import missing
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -39,14 +40,14 @@ FLAGS = (
     "--window-size=1280,900",
 )
 
-webdriver = pytest.importorskip(
-    "selenium.webdriver", reason="selenium is not installed (pip install -e '.[test]')"
-)
+try:
+    from selenium import webdriver
+except ImportError:
+    missing("selenium is not installed (pip install -e '.[test]')")
 if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-    pytest.skip(
+    missing(
         f"needs Chromium and its driver at {CHROMIUM} and {CHROMEDRIVER} "
-        "(apt-get install chromium chromium-driver)",
-        allow_module_level=True,
+        "(apt-get install chromium chromium-driver)"
     )
 
 
