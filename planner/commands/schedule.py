@@ -105,6 +105,7 @@ def _run(app, found, once: bool, jobs: tuple[str, ...], verbose: bool) -> None: 
         run_jobs,
         run_scheduler,
         stock_providers,
+        timed_groups,
     )
 
     settings = app.config.section("schedule")
@@ -118,7 +119,7 @@ def _run(app, found, once: bool, jobs: tuple[str, ...], verbose: bool) -> None: 
                 work = partial(run_due, app, refresh=refresh)
             code = BoundedJob(work, settings["job_timeout_s"])()
             click.get_current_context().exit(1 if code is None else code)  # None: abandoned, timed out
-        timed = _timed_groups(found, settings["timezone"])
+        timed = timed_groups(found, settings["timezone"])
         if not timed:
             raise UsageError(
                 "[schedule]: every job is off or runs after each refresh: nothing to schedule",
@@ -150,15 +151,6 @@ def _run(app, found, once: bool, jobs: tuple[str, ...], verbose: bool) -> None: 
             name=first_name,
             more=[(job_id, name, trigger, due_now) for job_id, name, trigger in rest],
         )
-
-
-def _timed_groups(found, timezone: str) -> list[tuple[str, str, object]]:  # noqa: ANN001
-    """(id, name, trigger) per distinct timed cadence: jobs with the same one share one trigger."""
-    groups: dict[tuple[str | None, int | None], list[str]] = {}
-    for job, cadence in found.items():
-        if cadence.timed:
-            groups.setdefault((cadence.cron, cadence.every_s), []).append(job)
-    return [("-".join(jobs), ", ".join(jobs), found[jobs[0]].trigger(timezone)) for jobs in groups.values()]
 
 
 def _show_list(app, count: int, fmt: str) -> None:  # noqa: ANN001

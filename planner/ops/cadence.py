@@ -244,7 +244,9 @@ def parse_cadence(job: str, text: str, at: str = "02:00", setting: str | None = 
             rest = rest[1:]
         if len(rest) > 1:
             raise not_a_cadence()
-        hour, minute = time_of_day(rest[0] if rest else at, setting if rest else "[schedule] at")
+        if rest and not _TIME.fullmatch(rest[0]):
+            raise UsageError(f"{setting} {text!r} is not a time of day", hint=AT_HINT)
+        hour, minute = time_of_day(rest[0] if rest else at)
         clock = f"{hour:02d}:{minute:02d}"
         if day is None:
             return made(f"nightly at {clock}", cron=f"{minute} {hour} * * *")
@@ -357,7 +359,7 @@ def latest_fire(trigger: Any, now: dt.datetime) -> dt.datetime | None:
 def _first_of_repeat(trigger: Any, fire: dt.datetime) -> dt.datetime:
     """On the night the clocks go back a time of day happens twice and runs once, the first time: the
     second is the same scheduled run."""
-    earlier = latest_fire(trigger, fire - dt.timedelta(seconds=1))
+    earlier = latest_fire(trigger, fire.astimezone(dt.UTC) - dt.timedelta(seconds=1))
     tz = trigger.timezone
     wall = fire.astimezone(tz).replace(tzinfo=None)
     if earlier is not None and earlier.astimezone(tz).replace(tzinfo=None) == wall:
@@ -381,6 +383,9 @@ def is_due(
     (aware, None if it never ran). ``within_s``: only if its scheduled time is at most that old (the
     long-running scheduler's grace; ``--once`` catches up whatever was missed)."""
     job = cadence.job
+    # in UTC: two times in one zone compare (and subtract) by the wall clock, which a fall-back night repeats
+    now = now.astimezone(dt.UTC)
+    last_started = last_started.astimezone(dt.UTC) if last_started else None
     if cadence.after_refresh:
         return Due(job, False, "runs after each refresh")
     if not cadence.timed:
@@ -399,16 +404,16 @@ def is_due(
             upcoming = trigger.get_next_fire_time(None, now)
             until = f"not due until {when_text(upcoming, tz)}" if upcoming else "never due"
             return Due(job, False, until, next_time=upcoming)
-        scheduled = _first_of_repeat(trigger, latest)
+        scheduled = _first_of_repeat(trigger, latest).astimezone(dt.UTC)
         if last_started is not None and last_started >= scheduled - dt.timedelta(seconds=EARLY_S):
             upcoming = trigger.get_next_fire_time(scheduled, soon + dt.timedelta(seconds=1))
             until = f"not due until {when_text(upcoming, tz)}" if upcoming else "never due again"
             return Due(job, False, until, scheduled, upcoming)
+        late_s = (now - scheduled).total_seconds()
+        if within_s is not None and late_s > within_s:  # (a period is never missed: it runs when due)
+            return Due(job, False, f"missed its run of {when_text(scheduled, tz)}", scheduled)
         if last_started is None:
             return Due(job, True, f"due: never ran (scheduled {when_text(scheduled, tz)})", scheduled)
-    late_s = (now - scheduled).total_seconds()
-    if within_s is not None and cadence.cron is not None and late_s > within_s:  # a period is never missed
-        return Due(job, False, f"missed its run of {when_text(scheduled, tz)}", scheduled)
     last = f", last run {when_text(last_started, tz)}" if last_started else ""
     return Due(job, True, f"due: scheduled {when_text(scheduled, tz)}{last}", scheduled)
 

@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -363,6 +363,21 @@ def run_job(
     return run_jobs(app, ("prices", "report"), refresh=refresh, report=report, holder=holder)
 
 
+def clock(timezone: Any) -> dt.datetime:
+    """Now, in ``timezone`` (the tests set the time here)."""
+    return dt.datetime.now(timezone)
+
+
+def timed_groups(found: Mapping[str, Cadence], timezone: str) -> list[tuple[str, str, Any]]:
+    """(id, name, trigger) for each distinct timed cadence of ``found``: jobs on the same one share one
+    trigger (``prices-report``: nightly, both). The long-running scheduler wakes on each."""
+    groups: dict[tuple[str | None, int | None], list[str]] = {}
+    for job, cadence in found.items():
+        if cadence.timed:
+            groups.setdefault((cadence.cron, cadence.every_s), []).append(job)
+    return [("-".join(jobs), ", ".join(jobs), found[jobs[0]].trigger(timezone)) for jobs in groups.values()]
+
+
 def run_due(
     app: App,
     now: dt.datetime | None = None,
@@ -378,7 +393,7 @@ def run_due(
     ``refresh`` and ``report`` stand in for refresh_step and report_step (the tests)."""
     found = cadences(app.config)
     timezone = zone(app.config.section("schedule")["timezone"])
-    now = now or dt.datetime.now(timezone)
+    now = now or clock(timezone)
     last = last_runs(app.engine())
     verdicts = plan(app.config, last, now, within_s, found)
     for verdict in verdicts:
