@@ -22,7 +22,7 @@ from planner.views.schedule import render_schedule
     "jobs",
     multiple=True,
     type=click.Choice(JOBS),
-    help="Run this job now whatever its cadence, then exit (repeatable; implies --once).",
+    help="Run this job now whatever its cadence, then exit; no other job runs (repeatable).",
 )
 @click.option("--list", "show_list", is_flag=True, help="Print each job's cadence and the next run times.")
 @click.option(
@@ -35,12 +35,12 @@ def schedule(app, once, jobs, show_list, count, fmt, verbose) -> None:  # noqa: 
     """Run the scheduled jobs, each on its cadence in [schedule], in the foreground.
 
     \b
-    The jobs:
-      prices  refresh every enabled provider           [schedule] prices, default "nightly"
-      stock   refresh [schedule] stock_providers       [schedule] stock, default "off"
-      alerts  check the [[alerts]] rules               [schedule] alerts, default "after each refresh"
-      report  write the report, e-mail it (email =     [schedule] report, default "nightly"
-              true), its summary to report_channels
+    The jobs, each with its setting in [schedule] and its default:
+      prices  refresh every enabled provider          prices = "nightly"
+      stock   refresh [schedule] stock_providers      stock = "off"
+      alerts  check the [[alerts]] rules              alerts = "after each refresh"
+      report  write the report, e-mail it, send its   report = "nightly"
+              summary to [schedule] report_channels
 
     A cadence is "nightly" (every day at [schedule] at, default 02:00), "weekly mon" (any day name,
     at `at`), either with a time of its own ("weekly fri 18:00"), a five-field crontab line ("0 8 * *
