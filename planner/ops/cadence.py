@@ -221,7 +221,7 @@ def parse_cadence(job: str, text: str, at: str = "02:00", setting: str | None = 
     UsageError naming ``setting`` (default ``[schedule] JOB``) for anything that is not one."""
     setting = setting or f"[schedule] {job}"
     words = text.strip().lower().split()
-    made = _Made(job, setting, text)
+    made = functools.partial(Cadence, job, setting, text)  # then its label and kind
 
     def not_a_cadence() -> UsageError:
         return UsageError(f"{setting} {text!r} is not a cadence", hint=cadence_hint(job))
@@ -267,16 +267,6 @@ def parse_cadence(job: str, text: str, at: str = "02:00", setting: str | None = 
         crontab_trigger(text.strip(), "UTC", setting=setting)
         return made(f"cron {text.strip()!r}", cron=text.strip())
     raise not_a_cadence()
-
-
-@dataclass(frozen=True)
-class _Made:
-    job: str
-    setting: str
-    text: str
-
-    def __call__(self, label: str, **kind: Any) -> Cadence:
-        return Cadence(self.job, self.setting, self.text, label, **kind)
 
 
 def _day(word: str) -> str | None:

@@ -497,10 +497,12 @@ def make_scheduler(
     job_timeout_s: float = 7200.0,
     job_id: str = "refresh-and-report",
     name: str = "refresh and report",
+    more: Sequence[tuple[str, str, Any, Callable[[], Any]]] = (),
 ):  # noqa: ANN201
     """A scheduler running ``job`` on ``trigger`` in a thread of its own: one at a time, missed runs
     coalesced into one, a run missed by less than ``grace_s`` still run, a run going for longer than
-    ``job_timeout_s`` abandoned. Returns (scheduler, APScheduler job); the BoundedJob is its ``func``."""
+    ``job_timeout_s`` abandoned; and each of ``more``, (id, name, trigger, job), alike, on the same one
+    worker. Returns (scheduler, APScheduler job of ``job``); the BoundedJob is its ``func``."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -510,10 +512,16 @@ def make_scheduler(
         executors={"default": ThreadPoolExecutor(max_workers=1)},
     )
     scheduled = add_timed_job(scheduler, job_id, name, trigger, BoundedJob(job, job_timeout_s), grace_s)
+    timed = [scheduled]
+    for more_id, more_name, more_trigger, more_job in more:
+        bounded = BoundedJob(more_job, job_timeout_s)
+        timed.append(add_timed_job(scheduler, more_id, more_name, more_trigger, bounded, grace_s))
 
     def after(_event: Any) -> None:
+        # the jobs' own next_run_time, not scheduler.get_jobs(): a listener runs in the worker, and the
+        # scheduler's lock may be held by a shutdown waiting for that worker
         if scheduled.next_run_time:
-            log.info("next run: %s", next_run_text(scheduler, timezone))
+            log.info("next run: %s", next_run_text(timed, timezone))
 
     scheduler.add_listener(after, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
     return scheduler, scheduled
@@ -529,10 +537,10 @@ def add_timed_job(
     )
 
 
-def next_run_text(scheduler: Any, timezone: str) -> str:
-    """The scheduler's next run and what runs then: ``2026-12-03 02:00 Asia/Shanghai (UTC+08:00)``,
-    followed by the names of the scheduled jobs firing then when there are several."""
-    times = [(j.next_run_time, j.name) for j in scheduler.get_jobs() if j.next_run_time]
+def next_run_text(jobs: Sequence[Any], timezone: str) -> str:
+    """The next run of APScheduler ``jobs`` and what runs then: ``2026-12-03 02:00 Asia/Shanghai
+    (UTC+08:00)``, followed by the names of the jobs firing then when there are several."""
+    times = [(j.next_run_time, j.name) for j in jobs if j.next_run_time]
     if not times:
         return "never"
     first = min(when for when, _ in times)
@@ -565,14 +573,10 @@ def run_scheduler(
     running in its own thread could deadlock on a lock that thread held when the signal came, so
     the handler only records the signal and the main thread stops the scheduler.
     """
-    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s, job_id, name)
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s, job_id, name, more)
     if stock is not None:
         every_s, stock_job = stock
         add_stock_job(scheduler, every_s, BoundedJob(stock_job, job_timeout_s))  # it shares the worker
-    for more_id, more_name, more_trigger, more_job in more:
-        add_timed_job(
-            scheduler, more_id, more_name, more_trigger, BoundedJob(more_job, job_timeout_s), grace_s
-        )
     bounded = [j.func for j in scheduler.get_jobs() if isinstance(j.func, BoundedJob)]
     received: list[int] = []
 
@@ -585,7 +589,7 @@ def run_scheduler(
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         scheduler.start()
-        log.info("next run: %s", next_run_text(scheduler, timezone))
+        log.info("next run: %s", next_run_text(scheduler.get_jobs(), timezone))
         while not received:
             time.sleep(poll_s)
         name = signal.Signals(received[0]).name

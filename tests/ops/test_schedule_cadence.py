@@ -453,3 +453,30 @@ def test_schedule_list_shows_each_job_and_when_they_run(run_cli, tmp_path):
     assert all(run["jobs"] for run in doc["runs"]) and doc["next_runs"] == [run["at"] for run in doc["runs"]]
     table = run_cli("--config", config, "schedule", "--list", "--format", "csv").stdout.splitlines()
     assert table[0] == "next_run,jobs" and any(line.endswith(",stock") for line in table[1:])
+
+
+def test_the_long_running_scheduler_holds_one_job_per_cadence(tmp_path):
+    from planner.ops.scheduler import make_scheduler, next_run_text
+
+    found = cadences(config_with(tmp_path, 'report = "weekly mon"\nstock = "1h"'))
+    (first_id, first_name, first_trigger), *rest = timed_groups(found, "Asia/Shanghai")
+    more = [(job_id, name, trigger, lambda: 0) for job_id, name, trigger in rest]
+    scheduler, _ = make_scheduler(
+        first_trigger, "Asia/Shanghai", 3600, lambda: 0, job_id=first_id, name=first_name, more=more
+    )
+    scheduler.start(paused=True)  # the times are set, nothing runs
+    try:
+        jobs = scheduler.get_jobs()
+        assert {j.id: (j.max_instances, j.misfire_grace_time) for j in jobs} == {
+            "prices": (1, 3600),
+            "stock": (1, 3600),
+            "report": (1, 3600),
+        }
+        report = next(j for j in jobs if j.id == "report")
+        assert report.next_run_time.strftime("%a %H:%M") == "Mon 02:00"
+        stock = next(j for j in jobs if j.id == "stock")
+        assert next_run_text(jobs, "Asia/Shanghai").startswith(
+            stock.next_run_time.strftime("%Y-%m-%d %H:%M Asia/Shanghai")
+        )
+    finally:
+        scheduler.shutdown(wait=False)
