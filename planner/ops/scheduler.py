@@ -1,9 +1,10 @@
-"""The nightly job: refresh the prices, then write the report and e-mail it; and the scheduler that
-runs it on a cron expression in a time zone.
+"""The scheduled jobs (prices: refresh; stock: refresh some providers; alerts: check the rules;
+report: write it, e-mail it, send its summary), each run recorded; ``--once``'s run of those due
+(``planner.ops.cadence`` says which); and the scheduler that wakes at their times in a time zone.
 
 The job holds the refresh lock (``planner.ingest.lock``) while it refreshes, so two schedulers, or a
 scheduler and a person running ``planner refresh``, never refresh at once: the second one logs who
-holds the lock and skips its run. APScheduler (imported only here, only when scheduling) runs one
+holds the lock and skips its run. APScheduler (imported only in planner.ops, when scheduling) runs one
 job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
 period (a machine that was asleep at 02:00).
 
