@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from functools import partial
 
 import click
@@ -24,7 +23,12 @@ from planner.views.schedule import render_schedule
     type=click.Choice(JOBS),
     help="Run this job now whatever its cadence, then exit; no other job runs (repeatable).",
 )
-@click.option("--list", "show_list", is_flag=True, help="Print each job's cadence and the next run times.")
+@click.option(
+    "--list",
+    "show_list",
+    is_flag=True,
+    help="Print each job's cadence, last run and the next run times (--once runs those due now).",
+)
 @click.option(
     "--count", type=click.IntRange(1, 100), default=5, show_default=True, help="Run times --list shows."
 )
@@ -154,11 +158,17 @@ def _run(app, found, once: bool, jobs: tuple[str, ...], verbose: bool) -> None: 
 
 
 def _show_list(app, count: int, fmt: str) -> None:  # noqa: ANN001
-    from planner.ops.scheduler import log_path, schedule_record
+    from planner.ops.scheduler import clock, last_runs, log_path, schedule_record
 
     settings = app.config.section("schedule")
     recipients = list(app.config.section("email")["recipients"])
-    doc = schedule_record(app.config, count, dt.datetime.now(zone(settings["timezone"])))
+    unread = None
+    try:
+        last = last_runs(app.engine())
+    except Exception as err:  # the cadences and times still show; only the last runs are missing
+        last, unread = None, f"{type(err).__name__}: {getattr(err, 'message', err)}"
+    doc = schedule_record(app.config, count, clock(zone(settings["timezone"])), last)
+    doc["last_runs_unread"] = unread
     doc.update(
         {
             "email": bool(settings["email"]),

@@ -473,35 +473,49 @@ def finish_record(engine: Any, run_id: int, code: int | None) -> None:
 # ---- what runs when ---------------------------------------------------------------------------------
 
 
-def upcoming_times(cadence: Cadence, timezone: str, count: int, now: dt.datetime) -> list[dt.datetime]:
-    """The next ``count`` times ``cadence``'s job runs after ``now``; a period counted from ``now``
-    (the long-running scheduler counts it from its start, ``--once`` from the job's last run)."""
+def upcoming_times(
+    cadence: Cadence, timezone: str, count: int, now: dt.datetime, last: dt.datetime | None = None
+) -> list[dt.datetime]:
+    """The next ``count`` times ``cadence``'s job runs after ``now``; a period counted from the job's
+    ``last`` run (as ``--once`` counts it), or from ``now`` (as the long-running scheduler, from its
+    start)."""
     if cadence.cron is not None:
         return next_runs(cadence.trigger(timezone), count, now)
     if cadence.every_s is not None:
-        start = now.astimezone(zone(timezone)).replace(microsecond=0)
-        return [start + dt.timedelta(seconds=cadence.every_s * k) for k in range(1, count + 1)]
+        step = dt.timedelta(seconds=cadence.every_s)
+        start = (last or now).astimezone(zone(timezone)).replace(microsecond=0)
+        while start + step <= now:  # overdue: due now, then every period from now
+            start = now.astimezone(zone(timezone)).replace(microsecond=0)
+        return [start + step * k for k in range(1, count + 1)]
     return []
 
 
-def schedule_record(config: Config, count: int, now: dt.datetime) -> dict[str, Any]:
+def schedule_record(
+    config: Config, count: int, now: dt.datetime, last: Mapping[str, dt.datetime] | None = None
+) -> dict[str, Any]:
     """Each job's cadence and next run times, and the next ``count`` runs of all of them together
-    (each with the jobs it runs, in the order they run): ``planner schedule --list``."""
+    (each with the jobs it runs, in the order they run): ``planner schedule --list``. With ``last``
+    (the starts of the jobs' last completed runs), each job's last run and whether ``--once`` would
+    run it now."""
     timezone = config.section("schedule")["timezone"]
     found = cadences(config)
+    due = {v.job: v.due for v in plan(config, last, now, found=found)} if last is not None else {}
     jobs = []
     runs: dict[dt.datetime, list[str]] = {}
     for job, cadence in found.items():
-        times = upcoming_times(cadence, timezone, count, now)
-        jobs.append(
-            {
-                "job": job,
-                "cadence": cadence.text,
-                "setting": cadence.setting,
-                "description": cadence.label,
-                "next_runs": [t.isoformat() for t in times],
-            }
-        )
+        ran = last.get(job) if last is not None else None
+        times = upcoming_times(cadence, timezone, count, now, ran)
+        record: dict[str, Any] = {
+            "job": job,
+            "cadence": cadence.text,
+            "setting": cadence.setting,
+            "description": cadence.label,
+            "next_runs": [t.isoformat() for t in times],
+        }
+        if last is not None:
+            record["last_run"] = ran.isoformat() if ran else None
+            record["due_now"] = due[job]
+        jobs.append(record)
         for when in times:
             runs.setdefault(when, []).append(job)
     first = sorted(runs)[:count]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from planner.output import format_run
 
@@ -14,9 +15,17 @@ def render_schedule(doc: dict[str, Any]) -> str:
     timezone = doc["timezone"]
     lines = [f"Jobs, in {timezone}:"]
     width = max(len(job["job"]) for job in doc["jobs"])
+    zone = ZoneInfo(timezone)
     for job in doc["jobs"]:
         came = f"  ({job['setting']})" if not job["setting"].endswith(f" {job['job']}") else ""
-        lines.append(f"  {job['job']:<{width}}  {job['description']}{came}")
+        ran = ""
+        if "last_run" in job and job["description"] not in ("off", "after each refresh"):
+            when = job["last_run"] and dt.datetime.fromisoformat(job["last_run"]).astimezone(zone)
+            ran = f"; last run {when:%a %Y-%m-%d %H:%M}" if when else "; never ran"
+            ran += ": due now" if job["due_now"] else ""
+        lines.append(f"  {job['job']:<{width}}  {job['description']}{came}{ran}")
+    if doc.get("last_runs_unread"):
+        lines.append(f"  (when the jobs last ran is unknown: {doc['last_runs_unread']})")
     lines.append("Next runs:")
     lines += [
         f"  {format_run(dt.datetime.fromisoformat(run['at']), timezone)}  {', then '.join(run['jobs'])}"

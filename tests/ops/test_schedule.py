@@ -63,10 +63,10 @@ def test_schedule_list_with_the_defaults(run_cli):
     assert all(re.fullmatch(pattern, r) for r in runs), runs
     jobs = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[1:5]}
     assert jobs == {
-        "prices": "nightly at 02:00",
+        "prices": "nightly at 02:00; never ran: due now",  # a fresh install: --once would run it
         "stock": "off",
         "alerts": "after each refresh",
-        "report": "nightly at 02:00",
+        "report": "nightly at 02:00; never ran: due now",
     }
     assert result.stdout.startswith("Jobs, in Asia/Shanghai:")
     doc = json.loads(run_cli("schedule", "--list", "--count", "2", "--format", "json").stdout)

@@ -480,3 +480,25 @@ def test_the_long_running_scheduler_holds_one_job_per_cadence(tmp_path):
         )
     finally:
         scheduler.shutdown(wait=False)
+
+
+def test_schedule_list_says_when_each_job_last_ran_and_what_is_due(run_cli, tmp_path, clock, jobs_ran):
+    config = weekly_config(tmp_path)
+    fresh = json.loads(run_cli("--config", config, "schedule", "--list", "--format", "json").stdout)
+    assert {j["job"]: (j["last_run"], j["due_now"]) for j in fresh["jobs"]} == {
+        "prices": (None, True),
+        "stock": (None, False),
+        "alerts": (None, False),
+        "report": (None, True),
+    }
+    clock.now = dt.datetime(2026, 11, 30, 2, 5, tzinfo=SHANGHAI)  # Monday: both run
+    assert run_cli("--config", config, "schedule", "--once").exit_code == 0
+    clock.now = TUESDAY
+    listed = run_cli("--config", config, "schedule", "--list")
+    assert listed.exit_code == 0, listed.output
+    lines = {line.split()[0]: line for line in listed.stdout.splitlines()[1:5]}
+    assert lines["prices"] == "  prices  nightly at 02:00; last run Mon 2026-11-30 02:05: due now"
+    assert lines["report"] == "  report  weekly on Monday at 02:00; last run Mon 2026-11-30 02:05"
+    assert lines["stock"].rstrip().endswith("off") and lines["alerts"].rstrip().endswith("after each refresh")
+    runs = [line for line in listed.stdout.splitlines() if line.startswith("  20")]
+    assert runs[0] == "  2026-12-02 02:00 Asia/Shanghai (UTC+08:00)  prices"
