@@ -1,9 +1,10 @@
-"""The nightly job: refresh the prices, then write the report and e-mail it; and the scheduler that
-runs it on a cron expression in a time zone.
+"""The scheduled jobs (prices: refresh; stock: refresh some providers; alerts: check the rules;
+report: write it, e-mail it, send its summary), each run recorded; ``--once``'s run of those due
+(``planner.ops.cadence`` says which); and the scheduler that wakes at their times in a time zone.
 
 The job holds the refresh lock (``planner.ingest.lock``) while it refreshes, so two schedulers, or a
 scheduler and a person running ``planner refresh``, never refresh at once: the second one logs who
-holds the lock and skips its run. APScheduler (imported only here, only when scheduling) runs one
+holds the lock and skips its run. APScheduler (imported only in planner.ops, when scheduling) runs one
 job at a time, coalesces missed runs into one and still runs a run missed by less than the grace
 period (a machine that was asleep at 02:00).
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import logging
 import logging.handlers
 import os
@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -36,9 +36,23 @@ from zoneinfo import ZoneInfo
 from planner.alerts.digest import send_digest
 from planner.answers.report import ReportNotSent, cheapest_for, produce_report, report_day
 from planner.config import Config, data_dir, zone
-from planner.errors import PlannerError, UsageError
-from planner.ingest.lock import LockBusy
+from planner.errors import PlannerError
+from planner.ingest.lock import EXIT_LOCK_BUSY, LockBusy
 from planner.ingest.refresh_and_alert import refresh_and_alert
+from planner.ops.cadence import (  # the scheduler's words, kept importable from here
+    JOBS,
+    Cadence,
+    cadences,
+    crontab_trigger,  # noqa: F401 - re-exported
+    crontab_weekdays,  # noqa: F401 - re-exported
+    every_seconds,  # noqa: F401 - re-exported
+    finish_record,
+    last_runs,
+    next_runs,  # noqa: F401 - re-exported
+    plan,
+    schedule_record,  # noqa: F401 - re-exported
+    start_record,
+)
 from planner.output import format_run
 from planner.pricing.query import scope_setting
 from planner.providers import PROVIDERS, canonical_provider
@@ -49,105 +63,6 @@ if TYPE_CHECKING:
     from planner.app import App
 
 log = logging.getLogger("planner.schedule")  # the name in the log file
-
-_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")  # crontab numbering: 0 (and 7) = Sunday
-CRON_HINT = "five fields, minute hour day month weekday, e.g. '0 2 * * *' (02:00 every day)"
-
-
-def crontab_trigger(cron: str, timezone: str):  # noqa: ANN201 - apscheduler CronTrigger, imported lazily
-    """An APScheduler CronTrigger for a standard five-field crontab line, read the way cron reads it.
-
-    APScheduler 3 numbers weekdays from Monday = 0 (its ``from_crontab`` warns about this); cron
-    numbers them from Sunday = 0. The weekday field is therefore rewritten as day names first.
-    """
-    fields = cron.split()
-    if len(fields) != 5:
-        raise UsageError(f"[schedule] cron {cron!r} has {len(fields)} field(s), not 5", hint=CRON_HINT)
-    minute, hour, day, month, weekday = fields
-    try:
-        return _once_per_wall_clock_trigger()(
-            minute=minute,
-            hour=hour,
-            day=day,
-            month=month,
-            day_of_week=crontab_weekdays(weekday),
-            timezone=zone(timezone),
-        )
-    except ValueError as err:
-        raise UsageError(f"[schedule] cron {cron!r} is not valid: {err}", hint=CRON_HINT) from None
-
-
-@functools.cache
-def _once_per_wall_clock_trigger():  # noqa: ANN202 - a CronTrigger subclass, apscheduler imported lazily
-    from apscheduler.triggers.cron import CronTrigger
-
-    class OncePerWallClock(CronTrigger):
-        """A CronTrigger that never fires at a local time of day it has already fired at: when the
-        clocks go back (fall-back night), 01:30 happens twice and cron runs the job once."""
-
-        def get_next_fire_time(self, previous_fire_time, now):  # noqa: ANN001, ANN201 - apscheduler's
-            fire = super().get_next_fire_time(previous_fire_time, now)
-            while fire is not None and previous_fire_time is not None:
-                if _wall_clock(fire, self.timezone) > _wall_clock(previous_fire_time, self.timezone):
-                    break
-                fire = super().get_next_fire_time(fire, fire)  # the repeated hour: the next one after it
-            return fire
-
-    return OncePerWallClock
-
-
-def _wall_clock(when: dt.datetime, tz: Any) -> dt.datetime:
-    return when.astimezone(tz).replace(tzinfo=None)
-
-
-def crontab_weekdays(field: str) -> str:
-    """A crontab weekday field (``1-5``, ``0,6``, ``*/2``, ``mon-fri``, ``7``) as day names."""
-    if field in ("*", "?"):
-        return "*"
-    days: set[int] = set()
-    for part in field.lower().split(","):
-        span, _, step_text = part.partition("/")
-        if step_text and not step_text.isdigit() or step_text == "0":
-            raise ValueError(f"bad step in weekday {part!r}")
-        step = int(step_text or 1)
-        if span == "*":
-            low, high = 0, 6
-        elif "-" in span:
-            first, last = span.split("-", 1)
-            low, high = _weekday(first), _weekday(last)
-            if high == 0 and low > 0:
-                high = 7  # "5-0" or "fri-sun": up to Sunday
-        else:
-            low = _weekday(span)
-            high = 6 if step_text else low
-        if low > high:
-            raise ValueError(f"weekday range {span!r} runs backwards")
-        days.update(d % 7 for d in range(low, high + 1, step))
-    return ",".join(_WEEKDAYS[d] for d in sorted(days))
-
-
-def _weekday(token: str) -> int:
-    if token.isdigit() and 0 <= int(token) <= 7:
-        return int(token)
-    if token[:3] in _WEEKDAYS and len(token) == 3:
-        return _WEEKDAYS.index(token[:3])
-    raise ValueError(f"bad weekday {token!r} (0-7 or sun..sat)")
-
-
-def next_runs(trigger: Any, count: int, now: dt.datetime | None = None) -> list[dt.datetime]:
-    """The next ``count`` fire times after ``now`` (aware datetimes in the trigger's time zone)."""
-    now = now or dt.datetime.now(trigger.timezone)
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware")
-    runs: list[dt.datetime] = []
-    previous = None
-    for _ in range(count):
-        fire = trigger.get_next_fire_time(previous, now)
-        if fire is None:
-            break
-        runs.append(fire)
-        previous = now = fire
-    return runs
 
 
 def log_path(config: Config) -> Path:
@@ -291,23 +206,25 @@ def report_step(app: App) -> int:
     return 1 if outcome.refused else 0
 
 
-def run_job(
+def prices_step(
     app: App,
     refresh: Callable[[Any], Any] | None = None,
-    report: Callable[[Any], int] | None = None,
     holder: str = "planner schedule",
+    alerts: bool = True,
 ) -> int:
-    """Refresh under the lock, then report. The exit code: 0 all well, 1 something failed (see the
-    log), 75 skipped because another refresh holds the lock.
-
-    ``refresh`` and ``report`` default to refresh_step and report_step (looked up when called).
-    """
+    """The prices job: refresh every enabled provider under the lock, then (with ``alerts``) check the
+    alerts. 0 all well, 1 a provider failed (see the log), 75 skipped because another refresh holds the
+    lock. ``refresh`` defaults to refresh_step (looked up when called)."""
     refresh = refresh or refresh_step
-    report = report or report_step
-    log.info("job: refresh, then report")
     try:
         summary = refresh_and_alert(
-            app.engine(), app.config, lambda: refresh(app), holder=holder, say=log.info, warn=log.warning
+            app.engine(),
+            app.config,
+            lambda: refresh(app),
+            holder=holder,
+            say=log.info,
+            warn=log.warning,
+            alerts=alerts,
         )
     except LockBusy as err:
         if re.search(rf"\bpid {os.getpid()}\b", err.holder) and err.holder.startswith(holder):
@@ -324,29 +241,171 @@ def run_job(
         return err.exit_code
     except PlannerError as err:
         log.error("refresh failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
-        refresh_code = err.exit_code
+        return err.exit_code
     except Exception:
         log.exception("refresh crashed")
-        refresh_code = 1
-    else:
-        parts = [
-            f"{o.provider} {o.status} ({o.offers} offers, {o.stored} stored, {o.changed} changed)"
-            for o in summary.outcomes
-        ]
-        log.info("refresh finished: %s", "; ".join(parts) or "no provider")
-        for o in summary.outcomes:
-            if o.status == RunStatus.FAILED:
-                log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
-        refresh_code = summary.exit_code
+        return 1
+    parts = [
+        f"{o.provider} {o.status} ({o.offers} offers, {o.stored} stored, {o.changed} changed)"
+        for o in summary.outcomes
+    ]
+    log.info("refresh finished: %s", "; ".join(parts) or "no provider")
+    for o in summary.outcomes:
+        if o.status == RunStatus.FAILED:
+            log.error("refresh %s failed: %s", o.provider, o.error or "no error recorded")
+    return int(summary.exit_code)
+
+
+def report_job(app: App, report: Callable[[Any], int] | None = None) -> int:
+    """The report job: write the report (and e-mail it: ``report``, default report_step), then send its
+    summary to [schedule] report_channels. 0 all well, else 1 or the report's exit code."""
+    report = report or report_step
     try:
-        report_code = report(app)
+        code = report(app)
     except Exception:
         log.exception("report crashed")
-        report_code = 1
+        code = 1
     summary_step(app)
-    code = max(refresh_code, report_code)
+    return code
+
+
+def alerts_job(app: App, holder: str = "planner schedule (alerts)") -> int:
+    """The alerts job (an alerts cadence of its own): check the [[alerts]] rules under the refresh lock,
+    as `planner alerts check` does. 0 all well, 1 a channel failed, 75 another refresh holds the lock."""
+    from planner.alerts.check import after_refresh
+    from planner.ingest.lock import refresh_lock
+
+    if not app.config.data.get("alerts"):
+        log.info("alerts: no [[alerts]] rules to check")
+        return 0
+    try:
+        with refresh_lock(app.engine(), holder=holder):
+            result = after_refresh(app.engine(), app.config, log.info, log.warning)
+    except LockBusy as err:
+        log.warning("another refresh is running (%s): skipping this alerts check", err.holder)
+        return err.exit_code
+    except PlannerError as err:
+        log.error("alerts not checked: %s", err.message)
+        return err.exit_code
+    if result is None:
+        return 1  # said why
+    return 1 if any(not d.ok for d in result.deliveries) else 0
+
+
+def run_jobs(
+    app: App,
+    jobs: Collection[str],
+    refresh: Callable[[Any], Any] | None = None,
+    report: Callable[[Any], int] | None = None,
+    holder: str = "planner schedule",
+    found: dict[str, Cadence] | None = None,
+) -> int:
+    """Run ``jobs`` now, in ``JOBS`` order (the refreshes first, so alerts and the report see their
+    prices), each recorded in ``scrape_runs`` (provider ``schedule``, kind the job) so that the next
+    ``--once`` knows it ran. The exit code: 0 all well, 1 something failed (see the log), 75 a refresh
+    was skipped because another holds the lock (then the jobs after it are not run: they stay due).
+
+    ``refresh`` and ``report`` stand in for refresh_step and report_step (the tests); ``found`` are
+    the cadences (default: read from the settings): with alerts after each refresh, each refresh of
+    the prices and stock jobs checks them."""
+    found = found or cadences(app.config)
+    after_refresh = found["alerts"].after_refresh
+    order = [job for job in JOBS if job in jobs]
+    steps: dict[str, Callable[[], int]] = {
+        "prices": lambda: prices_step(app, refresh, holder, alerts=after_refresh),
+        "stock": lambda: run_stock_job(app, alerts=after_refresh),
+        "alerts": lambda: alerts_job(app),
+        "report": lambda: report_job(app, report),
+    }
+    log.info("job: %s", ", then ".join(order) or "nothing")
+    code = 0
+    for job in order:
+        run_id = _record_start(app, job)
+        done: int | None = None
+        try:
+            done = steps[job]()
+        finally:
+            _record_finish(app, run_id, 1 if done is None else done)  # None: it raised
+        if done == EXIT_LOCK_BUSY:  # the lock's holder refreshes now: what follows waits for the next run
+            later = order[order.index(job) :]
+            log.info("job finished with exit code %d (not run: %s)", done, ", ".join(later))
+            return done
+        code = max(code, done)
     log.info("job finished with exit code %d", code)
     return code
+
+
+def _record_start(app: App, job: str) -> int | None:
+    try:
+        return start_record(app.engine(), job, source="planner schedule")
+    except Exception as err:  # the record is for the next --once: it must not cost this run
+        log.error("%s: cannot record this run (%s): the next --once may run it again", job, err)
+        return None
+
+
+def _record_finish(app: App, run_id: int | None, code: int | None) -> None:
+    if run_id is None:
+        return
+    try:
+        finish_record(app.engine(), run_id, code)
+    except Exception as err:
+        log.error("cannot record the end of run %d (%s): the next --once may run it again", run_id, err)
+
+
+def run_job(
+    app: App,
+    refresh: Callable[[Any], Any] | None = None,
+    report: Callable[[Any], int] | None = None,
+    holder: str = "planner schedule",
+) -> int:
+    """The prices job, then the report job (run_jobs): refresh under the lock, alerts, report. The exit
+    code: 0 all well, 1 something failed (see the log), 75 skipped because another refresh holds the
+    lock."""
+    return run_jobs(app, ("prices", "report"), refresh=refresh, report=report, holder=holder)
+
+
+def clock(timezone: Any) -> dt.datetime:
+    """Now, in ``timezone`` (the tests set the time here)."""
+    return dt.datetime.now(timezone)
+
+
+def timed_groups(found: Mapping[str, Cadence], timezone: str) -> list[tuple[str, str, Any]]:
+    """(id, name, trigger) for each distinct timed cadence of ``found``: jobs on the same one share one
+    trigger (``prices-report``: nightly, both). The long-running scheduler wakes on each."""
+    groups: dict[tuple[str | None, int | None], list[str]] = {}
+    for job, cadence in found.items():
+        if cadence.timed:
+            groups.setdefault((cadence.cron, cadence.every_s), []).append(job)
+    return [("-".join(jobs), ", ".join(jobs), found[jobs[0]].trigger(timezone)) for jobs in groups.values()]
+
+
+def run_due(
+    app: App,
+    now: dt.datetime | None = None,
+    within_s: float | None = None,
+    refresh: Callable[[Any], Any] | None = None,
+    report: Callable[[Any], int] | None = None,
+    say_skips: bool = True,
+) -> int:
+    """Run every job that is due at ``now`` (default: the clock) and log, for each job, whether it runs
+    and why (``report: not due until Mon 2026-12-07 02:00 CST``; with ``say_skips`` false only the jobs
+    that run). ``within_s``: only jobs whose scheduled time is at most that old (the long-running
+    scheduler's grace; ``--once`` catches up on whatever was missed). 0 when nothing was due.
+    ``refresh`` and ``report`` stand in for refresh_step and report_step (the tests)."""
+    found = cadences(app.config)
+    timezone = zone(app.config.section("schedule")["timezone"])
+    now = now or clock(timezone)
+    last = last_runs(app.engine())
+    verdicts = plan(app.config, last, now, within_s, found)
+    for verdict in verdicts:
+        if verdict.due or say_skips:
+            log.info("%s: %s", verdict.job, verdict.why)
+    due = [v.job for v in verdicts if v.due]
+    if not due:
+        if say_skips:
+            log.info("nothing due")
+        return 0
+    return run_jobs(app, due, refresh=refresh, report=report, found=found)
 
 
 # How long an abandoned run, its network exchanges cut, is given to end and release the refresh lock
@@ -432,11 +491,19 @@ class BoundedJob:
 
 
 def make_scheduler(
-    trigger: Any, timezone: str, grace_s: int, job: Callable[[], Any], job_timeout_s: float = 7200.0
+    trigger: Any,
+    timezone: str,
+    grace_s: int,
+    job: Callable[[], Any],
+    job_timeout_s: float = 7200.0,
+    job_id: str = "refresh-and-report",
+    name: str = "refresh and report",
+    more: Sequence[tuple[str, str, Any, Callable[[], Any]]] = (),
 ):  # noqa: ANN201
     """A scheduler running ``job`` on ``trigger`` in a thread of its own: one at a time, missed runs
     coalesced into one, a run missed by less than ``grace_s`` still run, a run going for longer than
-    ``job_timeout_s`` abandoned. Returns (scheduler, APScheduler job); the BoundedJob is its ``func``."""
+    ``job_timeout_s`` abandoned; and each of ``more``, (id, name, trigger, job), alike, on the same one
+    worker. Returns (scheduler, APScheduler job of ``job``); the BoundedJob is its ``func``."""
     from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -445,22 +512,41 @@ def make_scheduler(
         timezone=trigger.timezone,
         executors={"default": ThreadPoolExecutor(max_workers=1)},
     )
-    scheduled = scheduler.add_job(
-        BoundedJob(job, job_timeout_s),
-        trigger,
-        id="refresh-and-report",
-        name="refresh and report",
-        coalesce=True,
-        max_instances=1,
-        misfire_grace_time=grace_s,
-    )
+    scheduled = add_timed_job(scheduler, job_id, name, trigger, BoundedJob(job, job_timeout_s), grace_s)
+    timed = [scheduled]
+    for more_id, more_name, more_trigger, more_job in more:
+        bounded = BoundedJob(more_job, job_timeout_s)
+        timed.append(add_timed_job(scheduler, more_id, more_name, more_trigger, bounded, grace_s))
 
     def after(_event: Any) -> None:
+        # the jobs' own next_run_time, not scheduler.get_jobs(): a listener runs in the worker, and the
+        # scheduler's lock may be held by a shutdown waiting for that worker
         if scheduled.next_run_time:
-            log.info("next run: %s", format_run(scheduled.next_run_time, timezone))
+            log.info("next run: %s", next_run_text(timed, timezone))
 
     scheduler.add_listener(after, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED)
     return scheduler, scheduled
+
+
+def add_timed_job(
+    scheduler: Any, job_id: str, name: str, trigger: Any, job: Callable[[], Any], grace_s: int
+) -> Any:
+    """Add ``job`` on ``trigger``: one at a time (the scheduler's one worker), missed runs coalesced,
+    a run missed by less than ``grace_s`` still run."""
+    return scheduler.add_job(
+        job, trigger, id=job_id, name=name, coalesce=True, max_instances=1, misfire_grace_time=grace_s
+    )
+
+
+def next_run_text(jobs: Sequence[Any], timezone: str) -> str:
+    """The next run of APScheduler ``jobs`` and what runs then: ``2026-12-03 02:00 Asia/Shanghai
+    (UTC+08:00)``, followed by the names of the jobs firing then when there are several."""
+    times = [(j.next_run_time, j.name) for j in jobs if j.next_run_time]
+    if not times:
+        return "never"
+    first = min(when for when, _ in times)
+    names = [name for when, name in times if when == first]
+    return format_run(first, timezone) + (f" ({', '.join(names)})" if len(times) > 1 else "")
 
 
 def run_scheduler(
@@ -473,9 +559,13 @@ def run_scheduler(
     *,
     job_timeout_s: float = 7200.0,
     stop_wait_s: float = 60.0,
+    job_id: str = "refresh-and-report",
+    name: str = "refresh and report",
+    more: Sequence[tuple[str, str, Any, Callable[[], Any]]] = (),
 ) -> None:
     """Run ``job`` on ``trigger`` in the foreground until SIGTERM or SIGINT (and ``stock``, (seconds,
-    job), every so many seconds: ``add_stock_job``).
+    job), every so many seconds: ``add_stock_job``; and each of ``more``, (id, name, trigger, job),
+    on its trigger: all share the one worker).
 
     The first signal stops scheduling and gives a running job ``stop_wait_s`` to finish, then exits
     (a refresh cut short stores nothing half-way); a second one exits at once.
@@ -484,7 +574,7 @@ def run_scheduler(
     running in its own thread could deadlock on a lock that thread held when the signal came, so
     the handler only records the signal and the main thread stops the scheduler.
     """
-    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s)
+    scheduler, _ = make_scheduler(trigger, timezone, grace_s, job, job_timeout_s, job_id, name, more)
     if stock is not None:
         every_s, stock_job = stock
         add_stock_job(scheduler, every_s, BoundedJob(stock_job, job_timeout_s))  # it shares the worker
@@ -500,8 +590,7 @@ def run_scheduler(
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         scheduler.start()
-        first = next_runs(trigger, 1)
-        log.info("next run: %s", format_run(first[0], timezone) if first else "never")
+        log.info("next run: %s", next_run_text(scheduler.get_jobs(), timezone))
         while not received:
             time.sleep(poll_s)
         name = signal.Signals(received[0]).name
@@ -524,9 +613,6 @@ def run_scheduler(
 
 
 # --- alerts and the stock refresh between nights (planner.alerts) ---------------------------------
-
-STOCK_EVERY_MIN_S = 600  # a provider polled more often than every 10 minutes would not be polite
-STOCK_EVERY_HINT = 'a number and a unit, e.g. "30m", "1h" or "2h" (at least 10 minutes), or "" for off'
 
 
 def summary_step(app: App) -> None:
@@ -552,28 +638,14 @@ def summary_step(app: App) -> None:
         log.exception("summary crashed")
 
 
-def every_seconds(text: str) -> int | None:
-    """``"1h"`` -> 3600, ``"30m"`` -> 1800, ``""`` -> None (off); UsageError for anything else."""
-    text = text.strip().lower()
-    if not text:
-        return None
-    found = re.fullmatch(r"(\d+)\s*(m|min|h|hour|hours)", text)
-    if not found:
-        raise UsageError(f"[schedule] stock_every {text!r} is not a duration", hint=STOCK_EVERY_HINT)
-    seconds = int(found.group(1)) * (60 if found.group(2).startswith("m") else 3600)
-    if not STOCK_EVERY_MIN_S <= seconds <= 86400:
-        raise UsageError(f"[schedule] stock_every {text!r} is out of range", hint=STOCK_EVERY_HINT)
-    return seconds
-
-
 def stock_providers(config: Config) -> list[str]:
     """[schedule] stock_providers as canonical names; UnknownNameError for a typo."""
     return [canonical_provider(p) for p in config.section("schedule").get("stock_providers", [])]
 
 
-def run_stock_job(app: App, holder: str = "planner schedule (stock)") -> int:
-    """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then check the
-    alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
+def run_stock_job(app: App, holder: str = "planner schedule (stock)", alerts: bool = True) -> int:
+    """Refresh [schedule] stock_providers (prices and stock) under the refresh lock, then (with
+    ``alerts``) check the alerts. 0 all well, 1 a provider failed, 75 skipped because another refresh holds the lock."""
     from planner.ingest.refresh import run_refresh
 
     names = stock_providers(app.config)
@@ -588,6 +660,7 @@ def run_stock_job(app: App, holder: str = "planner schedule (stock)") -> int:
             holder=holder,
             say=log.info,
             warn=log.warning,
+            alerts=alerts,
         )
     except LockBusy as err:
         log.warning("another refresh is running (%s): skipping this stock run", err.holder)

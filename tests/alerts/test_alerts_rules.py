@@ -230,7 +230,9 @@ def test_schedule_refuses_a_bad_stock_every_at_start(run_cli, tmp_path):
     listed = run_cli("--config", str(path), "schedule", "--list")
     assert listed.exit_code == 0, listed.output
     stock = next(line for line in listed.stdout.splitlines() if "every 1h" in line)
-    assert "refresh of autodl" in stock and "stock" in stock and "alerts" in stock
+    assert stock.split()[0] == "stock" and "[schedule] stock_every" in stock
+    assert "The stock job refreshes autodl" in listed.stdout
+    assert any(line.split() == ["alerts", "after", "each", "refresh"] for line in listed.stdout.splitlines())
     assert "summary also goes to: team" in listed.stdout
 
 

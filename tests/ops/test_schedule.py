@@ -57,10 +57,18 @@ def test_the_default_schedule_is_0200_in_shanghai(now, expected):
 def test_schedule_list_with_the_defaults(run_cli):
     result = run_cli("schedule", "--list")
     assert result.exit_code == 0, result.output
-    runs = [line.strip() for line in result.stdout.splitlines() if line.startswith("  ")]
+    runs = [line.strip() for line in result.stdout.splitlines() if line.startswith("  20")]
     assert len(runs) == 5
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d 02:00 Asia/Shanghai \(UTC\+08:00\)", r) for r in runs), runs
-    assert "Schedule: '0 2 * * *'" in result.stdout and "Asia/Shanghai" in result.stdout
+    pattern = r"\d{4}-\d\d-\d\d 02:00 Asia/Shanghai \(UTC\+08:00\)  prices, then report"
+    assert all(re.fullmatch(pattern, r) for r in runs), runs
+    jobs = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()[1:5]}
+    assert jobs == {
+        "prices": "nightly at 02:00; never ran: due now",  # a fresh install: --once would run it
+        "stock": "off",
+        "alerts": "after each refresh",
+        "report": "nightly at 02:00; never ran: due now",
+    }
+    assert result.stdout.startswith("Jobs, in Asia/Shanghai:")
     doc = json.loads(run_cli("schedule", "--list", "--count", "2", "--format", "json").stdout)
     first = dt.datetime.fromisoformat(doc["next_runs"][0])
     assert doc["timezone"] == "Asia/Shanghai" and doc["next_runs"][0].endswith("T02:00:00+08:00")
@@ -210,7 +218,12 @@ def test_the_job_replays_a_recorded_refresh_stores_it_then_reports_by_email(db_u
         assert stored_by_provider(engine) == EXPECTED_STORED_BY_DEFAULT
         with engine.connect() as conn:
             runs = conn.execute(
-                select(scrape_runs.c.provider, scrape_runs.c.status, scrape_runs.c.prices_stored)
+                select(scrape_runs.c.provider, scrape_runs.c.status, scrape_runs.c.prices_stored).where(
+                    scrape_runs.c.kind == "refresh"
+                )
+            ).all()
+            jobs = conn.execute(
+                select(scrape_runs.c.kind, scrape_runs.c.status).where(scrape_runs.c.provider == "schedule")
             ).all()
     finally:
         engine.dispose()
@@ -218,6 +231,7 @@ def test_the_job_replays_a_recorded_refresh_stores_it_then_reports_by_email(db_u
         **{p: ("ok", n) for p, n in EXPECTED_STORED_BY_DEFAULT.items()},
         **{p: ("skipped", 0) for p in OFF_BY_DEFAULT},
     }
+    assert sorted(jobs) == [("prices", "ok"), ("report", "ok")]  # what the next --once reads
     files = sorted((tmp_path / "reports").glob("*.csv"))
     assert len(files) == 5
     assert len(handler.messages) == 1 and handler.messages[0][1] == ["ml@example.com"]

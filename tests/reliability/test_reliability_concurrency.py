@@ -248,6 +248,9 @@ def test_two_schedulers_started_at_once_one_runs_the_other_skips_and_says_so(db_
         ("autodl", "skipped", 1),
         ("compshare", "skipped", 1),
         ("ppio", "skipped", 1),
+        # the jobs' records: one process ran prices and report, the other's prices found the lock held
+        ("schedule", "ok", 2),
+        ("schedule", "skipped", 1),
         ("tencent", "ok", 1),
         ("volcengine", "skipped", 1),
     ]
