@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from functools import partial
 
 import click
@@ -186,7 +187,11 @@ def _show_list(app, count: int, fmt: str) -> None:  # noqa: ANN001
         fmt,
         table=render_schedule,
         csv=lambda d: (
-            [{"next_run": run["at"], "jobs": " ".join(run["jobs"])} for run in d["runs"]],
+            # a moment, not its text: CSV spells it as spreadsheets read dates, in UTC (vocab.sheet_time)
+            [
+                {"next_run": dt.datetime.fromisoformat(run["at"]), "jobs": " ".join(run["jobs"])}
+                for run in d["runs"]
+            ],
             ("next_run", "jobs"),
         ),
     )

@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 
 from planner.alerts.digest import send_digest
 from planner.answers.report import ReportNotSent, cheapest_for, produce_report, report_day
-from planner.config import Config, data_dir, zone
+from planner.config import Config, data_dir, language, zone
 from planner.errors import PlannerError
 from planner.ingest.lock import EXIT_LOCK_BUSY, LockBusy
 from planner.ingest.refresh_and_alert import refresh_and_alert
@@ -623,7 +623,8 @@ def summary_step(app: App) -> None:
         from reports.build import build_report
 
         engine = app.engine()
-        cheapest = cheapest_for((), (), app.config.section("fx"), scope_setting(app.config))
+        lang = language(app.config)  # the digest's scope notes in the team's language, as its lines
+        cheapest = cheapest_for((), (), app.config.section("fx"), scope_setting(app.config), lang)
         report = build_report(
             engine, report_day(app.config), known_providers=PROVIDERS, chart=False, cheapest=cheapest
         )
