@@ -196,7 +196,9 @@ def report_step(app: App) -> int:
     except PlannerError as err:
         log.error("report failed: %s%s", err.message, f" ({err.hint})" if err.hint else "")
         return err.exit_code
-    log.info("report: wrote %d file(s) to %s", len(outcome.files), outcome.out_dir)
+    log.info("report: wrote %d CSV file(s) to %s", len(outcome.files), outcome.out_dir)
+    if outcome.page is not None:
+        log.info("report: wrote the web page %s", outcome.page.name)
     if outcome.chart is not None and outcome.chart.path:
         log.info("report: drew %s", outcome.chart.path.name)
     if outcome.recipients:

@@ -51,7 +51,7 @@ def test_every_key_the_code_asks_for_is_in_the_catalogue():
     assert not missing, missing
     known_prefixes = {key.split(".")[0] for key in MESSAGES}
     assert not {p: w for p, w in prefixes.items() if p not in known_prefixes}
-    assert len(asked) >= 3  # the scan found the code's calls (a broken pattern would pass vacuously)
+    assert len(asked) >= 100  # the scan found the code's calls (a broken pattern would pass vacuously)
 
 
 def test_the_words_chinese_teams_use():
