@@ -179,7 +179,8 @@ def alt_text(trend: Trend, lang: str = ENGLISH) -> str:
         + ("" if len(line.days) < 2 else say("chart.alt_to", lang, last=f"{line.cny_per_gpu_hour[-1]:,.2f}"))
         for line in trend.lines
     ]
-    return say("chart.alt", lang, first=trend.first_day, last=trend.last_day, values="; ".join(values))
+    joined = say("words.item_separator", lang).join(values)
+    return say("chart.alt", lang, first=trend.first_day, last=trend.last_day, values=joined)
 
 
 def draw_trend(trend: Trend, path: Path) -> None:

@@ -570,7 +570,7 @@ def _health(report: Report, lang: str) -> str:
     lead = say("page.health.lead", lang)
     if failing:
         names = say("words.list_separator", lang).join(word("provider", p, lang) for p in failing)
-        lead += " " + say("page.health.failing", lang, providers=names)
+        lead += say("words.sentence_gap", lang) + say("page.health.failing", lang, providers=names)
     body = _table(headings, rows, "health") if rows else _empty("page.health.none", lang)
     return _section("health", say("page.health.title", lang), lead, body)
 

@@ -70,7 +70,9 @@ def summarise(
     never = health.loc[health["status"] == "never", "provider"].tolist()
 
     provider_count = prices["provider"].nunique()
-    scope = ", ".join([*report.gpu_models, *report.providers])
+    scope = say("words.list_separator", lang).join(
+        [*report.gpu_models, *(_provider(p, lang) for p in report.providers)]
+    )
     failed = int((health["status"] == RunStatus.FAILED).sum())
     day = report.day.isoformat()
     subject = say("mail.subject", lang, day=day, prices=len(prices), changes=len(changes))
@@ -238,7 +240,7 @@ def _text(heading, facts, notes, block, sections, file_rows, lang=ENGLISH) -> st
         lines += _aligned(rows) or [f"  {empty}"]
     if file_rows:
         lines += ["", say("mail.files_text", lang)]  # the page first, then the CSV files
-        lines += [f"  {name}  ({what})" for name, what in file_rows]
+        lines += ["  " + say("mail.file_line", lang, name=name, what=what) for name, what in file_rows]
     return "\n".join(lines) + "\n"
 
 
@@ -269,7 +271,10 @@ def _html(heading, facts, notes, block, sections, file_rows, lang=ENGLISH) -> st
         parts += _html_table(rows)
     if file_rows:
         parts.append(f"<h3>{e(say('mail.files_html', lang))}</h3><ul>")
-        parts += [f"<li><code>{e(name)}</code>: {e(what)}</li>" for name, what in file_rows]
+        parts += [
+            f"<li><code>{e(name)}</code>{e(say('mail.file_item', lang))}{e(what)}</li>"
+            for name, what in file_rows
+        ]
         parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -95,7 +95,7 @@ def digest(report: Any, lang: str = ENGLISH) -> tuple[str, str]:
         lines.append("- " + say("digest.all_ok", lang))
     for r in failed.itertuples():
         status = str(r.status) if lang == ENGLISH else word("status", r.status, lang)
-        lines.append(f"- {_provider(r.provider, lang)}: {status}")
+        lines.append("- " + say("digest.problem", lang, provider=_provider(r.provider, lang), status=status))
     return title, "\n".join(lines) + "\n"
 
 

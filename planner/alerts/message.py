@@ -67,7 +67,7 @@ def render(firings: Sequence[Firing], max_bytes: int, lang: str = ENGLISH) -> tu
     lines = [f"### {title}", ""]
     for firing in firings:
         description = _said(firing.offers[0], "description", lang) if firing.offers else None
-        lines.append(f"**{firing.rule}**: {description or firing.description}")
+        lines.append(say("alert.rule", lang, rule=firing.rule, description=description or firing.description))
         for offer in firing.offers[:MAX_OFFERS_PER_ALERT]:
             lines.append(f"- {offer_line(offer, lang)}")
         hidden = len(firing.offers) - MAX_OFFERS_PER_ALERT

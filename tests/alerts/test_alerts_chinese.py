@@ -52,12 +52,12 @@ def test_a_wecom_alert_arrives_in_chinese(run_cli, chinese, robots, monkeypatch)
     content = json.loads(raw.decode("utf-8"))["markdown"]["content"]  # as WeCom decodes it
     assert "按量付费".encode() in raw  # UTF-8 on the wire, not \\u escapes
     lines = content.splitlines()
-    assert lines[0] == "### planner：4 条 GPU 提醒，4 个报价"
-    assert "**cheap-4090-beijing**: 4090 AutoDL beijing-A 低于 2.2 元/卡时" in lines
+    assert lines[0] == "### planner：4 条 GPU 提醒规则触发，涉及 4 个报价"
+    assert "**cheap-4090-beijing**：4090 AutoDL beijing-A 低于 2.2 元/卡时" in lines
     rtx = next(line for line in lines if "beijing-A RTX 4090：" in line)
     assert "1.98 元/卡时（按量付费，按小时）" in rtx and "低于 2.2" in rtx
     h20 = next(line for line in lines if "west-B H20-NVLink：" in line)
-    assert "库存 空闲 4/48" in h20 and "空闲 4 张卡（至少 4 张）" in h20
+    assert "库存：空闲 4/48" in h20 and "空闲 4 张卡（要求至少 4 张）" in h20
     assert "CNY/GPU-h" not in content and "on_demand" not in content
     feishu = next(r for r in robots.requests if r["kind"] == "feishu")
     assert "新上架" in json.dumps(feishu["body"], ensure_ascii=False)
@@ -85,7 +85,7 @@ def test_a_late_alert_says_so_in_chinese(run_cli, chinese, robots, monkeypatch):
     at(monkeypatch, DAY2 + dt.timedelta(hours=1))
     check(run_cli, chinese)
     text = robots.requests[0]["body"]["markdown"]["text"]
-    assert "迟到的提醒：触发于 2026-12-02" in text and "重新有货" in text
+    assert "补发，首次触发于 2026-12-02" in text and "重新有货" in text
 
 
 def test_lang_flag_beats_the_setting_for_one_command(run_cli, chinese, robots, monkeypatch):
