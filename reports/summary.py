@@ -17,7 +17,7 @@ import pandas as pd
 from reports.build import TABLES, Report
 from reports.chart import SIZE_PX, Chart, alt_text
 from vocab import PROBLEM_RUN_STATUSES, BillingMode, RunStatus, gpu_hour_basis
-from vocab.words import CHINESE, ENGLISH, say, word
+from vocab.words import CHINESE, ENGLISH, named, say
 
 PROBLEM_STATUSES = PROBLEM_RUN_STATUSES
 
@@ -71,7 +71,7 @@ def summarise(
 
     provider_count = prices["provider"].nunique()
     scope = say("words.list_separator", lang).join(
-        [*report.gpu_models, *(_provider(p, lang) for p in report.providers)]
+        [*report.gpu_models, *(named("provider", p, lang) for p in report.providers)]
     )
     failed = int((health["status"] == RunStatus.FAILED).sum())
     day = report.day.isoformat()
@@ -104,7 +104,7 @@ def summarise(
             say(
                 "mail.where",
                 lang,
-                provider=_provider(r.provider, lang),
+                provider=named("provider", r.provider, lang),
                 instance=r.instance_type,
                 region=r.region,
             ),
@@ -120,10 +120,10 @@ def summarise(
                 "mail.move_offer",
                 lang,
                 gpu=r.gpu_model,
-                provider=_provider(r.provider, lang),
+                provider=named("provider", r.provider, lang),
                 instance=r.instance_type,
                 region=r.region,
-                billing=r.billing if lang == ENGLISH else word("billing", r.billing, lang),
+                billing=named("billing", r.billing, lang),
             ),
             say(
                 "mail.move_prices",
@@ -136,8 +136,8 @@ def summarise(
     ]
     problem_rows: list[tuple[str, ...]] = [
         (
-            _provider(r.provider, lang),
-            str(r.status) if lang == ENGLISH else word("status", r.status, lang),
+            named("provider", r.provider, lang),
+            named("status", r.status, lang),
             _when(r.started_at_utc),
             _first_line(r.error),
         )
@@ -157,7 +157,7 @@ def summarise(
         (say("mail.problems_title", lang), problem_rows, say("mail.no_problems", lang)),
     ]
     if never:
-        listed = say("words.list_separator", lang).join(_provider(p, lang) for p in never)
+        listed = say("words.list_separator", lang).join(named("provider", p, lang) for p in never)
         notes.append(say("mail.never_refreshed", lang, providers=listed))
     if chart and chart.note:
         notes.append(chart.note)
@@ -165,11 +165,6 @@ def summarise(
     text = _text(heading, facts, notes, block, sections, file_rows, lang)
     body = _html(heading, facts, notes, block, sections, file_rows, lang)
     return Summary(subject=subject, text=text, html=body)
-
-
-def _provider(name: str, lang: str) -> str:
-    """A provider as people read it: its own name in English, the team's word in Chinese (阿里云)."""
-    return str(name) if lang == ENGLISH else word("provider", name, lang)
 
 
 def _chart_block(chart: Chart | None, cid: str | None, lang: str = ENGLISH) -> _ChartBlock | None:

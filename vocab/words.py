@@ -440,6 +440,13 @@ def word(prefix: str, value: str, lang: str) -> str:
     return say(key, lang) if key in MESSAGES else str(value)
 
 
+def named(prefix: str, value: object, lang: str) -> str:
+    """A value of ours as a message names it: as stored in English (``aliyun``, ``on_demand``: what the
+    English messages have always said, and what a user types back), the team's word in any other
+    language (阿里云, 按量付费). The report page, written for reading only, uses :func:`word` in both."""
+    return str(value) if lang == ENGLISH else word(prefix, str(value), lang)
+
+
 def language_from_environment(env: Mapping[str, str] | None = None) -> str:
     """ "zh" when the locale the user runs in is Chinese (``LC_ALL``, then ``LC_MESSAGES``, then ``LANG``,
     the first one set, as POSIX reads them: ``zh_CN.UTF-8``), else "en"."""

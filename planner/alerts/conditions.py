@@ -8,7 +8,7 @@ from planner.alerts.offers import SOLD_OUT, AlertOffer
 from planner.alerts.rules import Rule, plain
 from planner.pricing.cost import Availability, availability
 from planner.pricing.words import per_machine_words
-from vocab.words import ENGLISH, say, word
+from vocab.words import ENGLISH, named, say
 
 
 def reason(rule: Rule, offer: AlertOffer, lang: str = ENGLISH) -> str | None:
@@ -58,6 +58,11 @@ def reason(rule: Rule, offer: AlertOffer, lang: str = ENGLISH) -> str | None:
     if rule.condition == "new_offers":
         if not offer.is_new:
             return None
-        provider = word("provider", offer.provider, lang) if lang != ENGLISH else offer.provider
-        return say("reason.new", lang, provider=provider, gpu=offer.gpu_model, instance=offer.instance_type)
+        return say(
+            "reason.new",
+            lang,
+            provider=named("provider", offer.provider, lang),
+            gpu=offer.gpu_model,
+            instance=offer.instance_type,
+        )
     raise ValueError(f"unknown condition {rule.condition!r}")

@@ -18,7 +18,7 @@ from planner.billing import ON_DEMAND
 from planner.config import Config, language
 from planner.errors import ConfigError
 from vocab import PROBLEM_RUN_STATUSES, gpu_hour_basis
-from vocab.words import ENGLISH, say, word
+from vocab.words import ENGLISH, named, say
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -54,7 +54,7 @@ def digest(report: Any, lang: str = ENGLISH) -> tuple[str, str]:
                 gpu=r.gpu_model,
                 amount=f"{r.cny_per_gpu_hour:,.2f}",
                 basis=basis + beside,
-                provider=_provider(r.provider, lang),
+                provider=named("provider", r.provider, lang),
                 instance=literal(r.instance_type),
                 region=literal(r.region),
             )
@@ -73,7 +73,7 @@ def digest(report: Any, lang: str = ENGLISH) -> tuple[str, str]:
                 "digest.move",
                 lang,
                 gpu=r.gpu_model,
-                provider=_provider(r.provider, lang),
+                provider=named("provider", r.provider, lang),
                 instance=literal(r.instance_type),
                 region=literal(r.region),
                 change=f"{r.change_pct:+.1f}",
@@ -94,13 +94,16 @@ def digest(report: Any, lang: str = ENGLISH) -> tuple[str, str]:
     if failed.empty:
         lines.append("- " + say("digest.all_ok", lang))
     for r in failed.itertuples():
-        status = str(r.status) if lang == ENGLISH else word("status", r.status, lang)
-        lines.append("- " + say("digest.problem", lang, provider=_provider(r.provider, lang), status=status))
+        lines.append(
+            "- "
+            + say(
+                "digest.problem",
+                lang,
+                provider=named("provider", r.provider, lang),
+                status=named("status", r.status, lang),
+            )
+        )
     return title, "\n".join(lines) + "\n"
-
-
-def _provider(name: str, lang: str) -> str:
-    return str(name) if lang == ENGLISH else word("provider", name, lang)
 
 
 def send_digest(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vocab import gpu_hour_basis
-from vocab.words import ENGLISH, say, word
+from vocab.words import ENGLISH, named, say
 
 MAX_OFFERS_PER_ALERT = 10
 # What a robot's markdown could read as markup, and the full-width look-alike each becomes.
@@ -90,11 +90,10 @@ def _said(offer: Mapping[str, Any], name: str, lang: str) -> str | None:
 def offer_line(offer: Mapping[str, Any], lang: str = ENGLISH) -> str:
     """``autodl west-B RTX4090-24GB: 1.88 CNY/GPU-h (on_demand, per hour), stock 12/80 idle (reason)``:
     the list price per GPU-hour with its basis, as the report and ``gpus --value`` show it."""
-    provider = str(offer["provider"]) if lang == ENGLISH else word("provider", offer["provider"], lang)
     line = say(
         "alert.offer",
         lang,
-        provider=provider,
+        provider=named("provider", offer["provider"], lang),
         region=literal(offer["region"]),
         instance=literal(offer["instance_type"]),
         price=f"{float(offer['cny_per_gpu_hour']):.2f}",

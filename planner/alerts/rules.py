@@ -22,7 +22,7 @@ from planner.billing import canonical_billing
 from planner.config import Config
 from planner.errors import ConfigError, UsageError
 from planner.providers import canonical_provider
-from vocab.words import ENGLISH, say, word
+from vocab.words import ENGLISH, named, say
 
 # The conditions, one per rule. drop_percent goes with window_days (default 7).
 CONDITIONS = ("below_cny_per_gpu_hour", "drop_percent", "idle_gpus_at_least", "back_in_stock", "new_offers")
@@ -53,12 +53,12 @@ class Rule:
 
     def describe(self, lang: str = ENGLISH) -> str:
         """The condition in words: ``H800 under 9 CNY/GPU-h`` (``lang`` "zh": ``H800 低于 9 元/卡时``)."""
-        named = (
-            self.provider and (word("provider", self.provider, lang) if lang != ENGLISH else self.provider),
+        parts = (
+            self.provider and named("provider", self.provider, lang),
             self.region,
-            self.billing and (word("billing", self.billing, lang) if lang != ENGLISH else self.billing),
+            self.billing and named("billing", self.billing, lang),
         )
-        scope = (self.gpu or say("rule.any_gpu", lang)) + "".join(f" {v}" for v in named if v)
+        scope = (self.gpu or say("rule.any_gpu", lang)) + "".join(f" {v}" for v in parts if v)
         if self.condition == "below_cny_per_gpu_hour":
             return say("rule.below", lang, scope=scope, limit=plain(self.below_cny_per_gpu_hour))
         if self.condition == "drop_percent":

@@ -21,7 +21,7 @@ from decimal import Decimal
 from planner.pricing.offer import Availability, Stock, availability
 from planner.pricing.rank import TIE_CNY, TIE_SHARE
 from vocab import MARKET_MACHINE_GPUS, TENCENT_TIER_HOURS
-from vocab.words import ENGLISH, say, word
+from vocab.words import ENGLISH, named, say, word
 
 
 def _number(value: Decimal) -> str:
@@ -106,7 +106,7 @@ def stock_brief(stock: Stock | None, state: Availability, lang: str = ENGLISH) -
         return state.words if lang == ENGLISH else word("stock", "sold_out", lang)
     if not stock.stock_status:
         return "-"
-    return stock.stock_status if lang == ENGLISH else word("stock", stock.stock_status, lang)
+    return named("stock", stock.stock_status, lang)
 
 
 def per_machine_words(stock: Stock | None, lang: str = ENGLISH) -> str:

@@ -17,22 +17,8 @@ from tests.helpers.alerts import (
     BEFORE,
     CONFIG,
     DING_SECRET,
-    FEISHU_SECRET,
-    RobotServer,
     recorded_now,
 )
-
-
-@pytest.fixture
-def robots(monkeypatch):
-    server = RobotServer()
-    monkeypatch.setenv("PLANNER_WEBHOOK_TEAM", server.wecom_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING", server.dingtalk_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING_SECRET", DING_SECRET)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS", server.feishu_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS_SECRET", FEISHU_SECRET)
-    yield server
-    server.close()
 
 
 @pytest.fixture

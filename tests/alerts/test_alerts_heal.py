@@ -13,22 +13,10 @@ import pytest
 from sqlalchemy import text, update
 
 from db import store
-from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, FEISHU_SECRET, RobotServer, recorded_now
+from tests.helpers.alerts import AFTER, BEFORE, CONFIG, recorded_now
 
 DAY1 = dt.datetime(2026, 12, 1, 2, 0)
 DAY2 = dt.datetime(2026, 12, 2, 2, 0)
-
-
-@pytest.fixture
-def robots(monkeypatch):
-    server = RobotServer()
-    monkeypatch.setenv("PLANNER_WEBHOOK_TEAM", server.wecom_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING", server.dingtalk_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING_SECRET", DING_SECRET)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS", server.feishu_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS_SECRET", FEISHU_SECRET)
-    yield server
-    server.close()
 
 
 @pytest.fixture

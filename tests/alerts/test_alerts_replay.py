@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from db import store
-from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, FEISHU_SECRET, RobotServer, recorded_now
+from tests.helpers.alerts import AFTER, BEFORE, CONFIG, DING_SECRET, recorded_now
 from tests.helpers.cli import line_of
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -26,18 +26,6 @@ EXPECTED = {
     "h20-back": ["autodl/west-B/H20-NVLink/on_demand"],
     "anything-new": ["autodl/beijing-A/V100-32GB/on_demand"],
 }
-
-
-@pytest.fixture
-def robots(monkeypatch):
-    server = RobotServer()
-    monkeypatch.setenv("PLANNER_WEBHOOK_TEAM", server.wecom_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING", server.dingtalk_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_DING_SECRET", DING_SECRET)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS", server.feishu_url)
-    monkeypatch.setenv("PLANNER_WEBHOOK_FS_SECRET", FEISHU_SECRET)
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -107,3 +107,13 @@ def test_a_language_the_planner_does_not_speak_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"'locale.language' must be '' or 'en' or 'zh'"):
         load_config(cwd=tmp_path, env={})
     assert LANGUAGES == ("en", "zh")
+
+
+def test_a_message_names_our_values_as_stored_in_english_and_in_the_teams_words_otherwise():
+    from vocab.words import named
+
+    assert named("provider", "aliyun", ENGLISH) == "aliyun"  # what English messages always said
+    assert named("billing", "on_demand", ENGLISH) == "on_demand"
+    assert named("provider", "aliyun", CHINESE) == "阿里云"
+    assert named("status", "failed", CHINESE) == "失败"
+    assert named("provider", "newcloud", CHINESE) == "newcloud"
