@@ -139,7 +139,9 @@ def test_a_waiting_holder_gets_the_lock_when_it_is_released(engine):
         with refresh_lock(engine, holder="first"):
             started.set()
             time.sleep(0.2)
-        released.set()
+            # set while still holding: set after the block, it raced the waiter, which can take the
+            # lock the moment it is released and look before this thread runs again
+            released.set()
 
     started = threading.Event()
     thread = threading.Thread(target=hold)
